@@ -1,0 +1,42 @@
+#pragma once
+// The kernel table of one instruction-set path. Tables are immutable and built once; the
+// engine picks one at start-up (kernels_for(select_isa())) and passes it down explicitly.
+// Every entry of a SIMD table must agree with the scalar table within the budget written in
+// tests/kernels. An entry a path does not specialize points at the scalar one.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/isa.h"
+#include "quant/tensor_type.h"
+#include "quant/type_traits.h"
+
+namespace edgeinfer {
+
+// Register-blocked tile for prefill: computes y[r][c] = dot(w row r, x row c) for
+// r in [0, n_rows), c in [0, n_cols), with rows of w `w_stride` bytes apart, rows of x (already
+// in vec_dot_type) `x_stride` bytes apart, and y[r][c] at y[c * y_stride + r] (floats).
+using GemmTileFn = void (*)(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                            const void* x, size_t x_stride, float* y, size_t y_stride);
+
+struct Kernels {
+  Isa isa = Isa::Scalar;
+  // Indexed by weight type id: dot of one weight row with one activation row in vec_dot_type.
+  std::array<VecDotFn, kTensorTypeCount> vec_dot{};
+  // Indexed by target type id: converts a float row into that type (activations: F32, F16,
+  // BF16, Q8_0, Q8_1, Q8_K). Must produce what the reference quantizer produces.
+  std::array<FromFloatFn, kTensorTypeCount> from_float{};
+  // Indexed by weight type id; nullptr where no blocked tile exists (matmul then loops vec_dot).
+  std::array<GemmTileFn, kTensorTypeCount> gemm_tile{};
+};
+
+// The table for a path; the path must be supported (isa_supported) — throws Error otherwise.
+const Kernels& kernels_for(Isa isa);
+
+// Provided by each path's translation unit (scalar always; the others where compiled in).
+void fill_scalar_kernels(Kernels& k);
+void fill_avx2_kernels(Kernels& k);
+void fill_avx512_kernels(Kernels& k);
+void fill_neon_kernels(Kernels& k);
+
+}  // namespace edgeinfer
