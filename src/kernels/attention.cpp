@@ -1,0 +1,65 @@
+#include "kernels/attention.h"
+
+#include <cmath>
+#include <string>
+
+#include "kernels/ops.h"
+#include "quant/type_traits.h"
+#include "util/error.h"
+
+namespace edgeinfer {
+
+size_t attention_scratch_floats(const AttentionShape& s, int64_t n_ctx) {
+  // scores[n_ctx] + converted query (at most f32 size, plus block headers) + dequantized V row
+  return static_cast<size_t>(n_ctx) + 3 * static_cast<size_t>(s.head_dim) + 64;
+}
+
+void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head,
+                 const float* q, int64_t n_ctx, float* out, float* scratch) {
+  const int64_t hd = s.head_dim;
+  const int64_t kv_head = head / (s.n_head / s.n_head_kv);
+  const TypeTraits& tr = type_traits(kv.type);
+  const size_t head_bytes = static_cast<size_t>(*tensor_row_bytes(kv.type, hd));
+  const size_t head_offset = static_cast<size_t>(kv_head) * head_bytes;
+
+  float* scores = scratch;
+  float* qconv_f = scratch + n_ctx;
+  void* qconv = qconv_f;  // vec_dot_type row of hd elements; fits in hd floats for every KV type
+  float* vtmp = qconv_f + hd + 32;
+  k.from_float[static_cast<uint32_t>(tr.vec_dot_type)](q, qconv, hd);
+
+  VecDotFn dot = k.vec_dot[static_cast<uint32_t>(kv.type)];
+  for (int64_t p = 0; p < n_ctx; ++p) {
+    float d;
+    dot(hd, &d, kv.k_row(p) + head_offset, qconv);
+    scores[p] = d * s.scale;
+  }
+  softmax(scores, n_ctx);
+
+  for (int64_t i = 0; i < hd; ++i) out[i] = 0.0f;
+  switch (kv.type) {
+    case TensorType::F32:
+      for (int64_t p = 0; p < n_ctx; ++p) {
+        const float* v = reinterpret_cast<const float*>(kv.v_row(p) + head_offset);
+        const float w = scores[p];
+        for (int64_t i = 0; i < hd; ++i) out[i] += w * v[i];
+      }
+      break;
+    case TensorType::F16:
+      for (int64_t p = 0; p < n_ctx; ++p) {
+        const uint16_t* v = reinterpret_cast<const uint16_t*>(kv.v_row(p) + head_offset);
+        const float w = fp16_to_fp32(fp32_to_fp16(scores[p]));
+        for (int64_t i = 0; i < hd; ++i) out[i] += w * fp16_to_fp32(v[i]);
+      }
+      break;
+    default:
+      for (int64_t p = 0; p < n_ctx; ++p) {
+        tr.to_float(kv.v_row(p) + head_offset, vtmp, hd);
+        const float w = scores[p];
+        for (int64_t i = 0; i < hd; ++i) out[i] += w * vtmp[i];
+      }
+      break;
+  }
+}
+
+}  // namespace edgeinfer

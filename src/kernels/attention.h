@@ -1,0 +1,47 @@
+#pragma once
+// Causal attention of one token's query heads over a sequence's paged KV rows.
+// Scores use the kernel table's dot product for the KV type (the query is converted to that
+// type's vec_dot_type first, as the reference engine does: f16 for an f16 cache), softmax in
+// f32, and the weighted sum of V in f32 (probabilities rounded to f16 for an f16 cache).
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/kernels.h"
+
+namespace edgeinfer {
+
+// Where one layer's K and V rows of a sequence live: position p is slot p % block_size of
+// block block_table[p / block_size]; a block is block_stride bytes, a row row_bytes.
+struct PagedKvView {
+  const uint8_t* k_base = nullptr;
+  const uint8_t* v_base = nullptr;
+  size_t block_stride = 0;
+  size_t row_bytes = 0;
+  int32_t block_size = 0;
+  TensorType type = TensorType::F16;
+  const int32_t* block_table = nullptr;
+
+  const uint8_t* k_row(int64_t pos) const {
+    return k_base + block_table[pos / block_size] * block_stride + (pos % block_size) * row_bytes;
+  }
+  const uint8_t* v_row(int64_t pos) const {
+    return v_base + block_table[pos / block_size] * block_stride + (pos % block_size) * row_bytes;
+  }
+};
+
+struct AttentionShape {
+  int64_t n_head;
+  int64_t n_head_kv;
+  int64_t head_dim;
+  float scale;  // usually 1/sqrt(head_dim)
+};
+
+// Scratch floats (and bytes) one call needs for n_ctx positions.
+size_t attention_scratch_floats(const AttentionShape& s, int64_t n_ctx);
+
+// out[head][head_dim] for query head `head` of one token at position n_ctx - 1, attending over
+// positions [0, n_ctx). q is that head's [head_dim] f32 values.
+void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head,
+                 const float* q, int64_t n_ctx, float* out, float* scratch);
+
+}  // namespace edgeinfer

@@ -1,0 +1,57 @@
+#include "kernels/kernels.h"
+
+#include <string>
+
+#include "util/error.h"
+
+namespace edgeinfer {
+
+namespace {
+
+Kernels build(Isa isa) {
+  Kernels k;
+  fill_scalar_kernels(k);  // every path starts from the references and overrides what it has
+  switch (isa) {
+    case Isa::Scalar: break;
+#if defined(EDGEINFER_ARCH_X86)
+    case Isa::Avx2: fill_avx2_kernels(k); break;
+    case Isa::Avx512:
+      fill_avx2_kernels(k);  // AVX-512 falls back to AVX2 for what it does not specialize
+      fill_avx512_kernels(k);
+      break;
+#elif defined(EDGEINFER_ARCH_ARM64)
+    case Isa::Neon: fill_neon_kernels(k); break;
+#endif
+    default: break;
+  }
+  k.isa = isa;
+  return k;
+}
+
+}  // namespace
+
+const Kernels& kernels_for(Isa isa) {
+  if (!isa_supported(isa)) {
+    throw Error("kernel path '" + std::string(isa_name(isa)) + "' is not supported on this machine");
+  }
+  // Built once on first use, immutable afterwards.
+  static const Kernels scalar = build(Isa::Scalar);
+  switch (isa) {
+    case Isa::Scalar: return scalar;
+    case Isa::Avx2: {
+      static const Kernels t = build(Isa::Avx2);
+      return t;
+    }
+    case Isa::Avx512: {
+      static const Kernels t = build(Isa::Avx512);
+      return t;
+    }
+    case Isa::Neon: {
+      static const Kernels t = build(Isa::Neon);
+      return t;
+    }
+  }
+  return scalar;
+}
+
+}  // namespace edgeinfer

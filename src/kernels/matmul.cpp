@@ -1,0 +1,86 @@
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <string>
+
+#include "util/error.h"
+
+namespace edgeinfer {
+
+namespace {
+
+// Output rows a thread handles per step; a chunk of weight rows is reused across all tokens
+// before moving on, so prefill reads each weight row from cache, not memory, per token.
+constexpr int64_t kRowChunk = 16;
+// Tokens per gemm tile call: bounds the activation working set.
+constexpr int64_t kTokenChunk = 64;
+
+size_t row_bytes_or_throw(TensorType t, int64_t n) {
+  auto b = tensor_row_bytes(t, n);
+  if (!b) {
+    throw Error("matmul: row of " + std::to_string(n) + " elements is not a whole number of " +
+                std::string(tensor_type_name(t)) + " blocks");
+  }
+  return static_cast<size_t>(*b);
+}
+
+}  // namespace
+
+void convert_activations(const Kernels& k, ThreadPool& pool, TensorType vdt, int64_t n_in,
+                         const float* x, int64_t n_tokens, MatmulScratch& scratch) {
+  const size_t rb = row_bytes_or_throw(vdt, n_in);
+  if (scratch.act.size() < rb * n_tokens) scratch.act.resize(rb * n_tokens);
+  FromFloatFn conv = k.from_float[static_cast<uint32_t>(vdt)];
+  if (!conv) throw Error("matmul: no conversion to " + std::string(tensor_type_name(vdt)));
+  uint8_t* dst = scratch.act.data();
+  if (n_tokens == 1) {
+    conv(x, dst, n_in);
+    return;
+  }
+  pool.parallel_for(n_tokens, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) conv(x + t * n_in, dst + t * rb, n_in);
+  });
+}
+
+void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
+                      const MatmulScratch& converted, int64_t n_tokens, float* y) {
+  const TypeTraits& tr = type_traits(w.type);
+  const size_t xb = row_bytes_or_throw(tr.vec_dot_type, w.n_in);
+  const uint8_t* x = converted.act.data();
+  const int64_t n_out = w.n_out;
+  const uint32_t tid = static_cast<uint32_t>(w.type);
+  GemmTileFn tile = k.gemm_tile[tid];
+  VecDotFn dot = k.vec_dot[tid];
+  if (!dot) throw Error("matmul: no dot product for " + std::string(tensor_type_name(w.type)));
+
+  const int64_t n_chunks = (n_out + kRowChunk - 1) / kRowChunk;
+  pool.run([&](int ith, int nth) {
+    // Contiguous chunk ranges per thread: each thread streams its own slice of the weights.
+    const int64_t c0 = n_chunks * ith / nth, c1 = n_chunks * (ith + 1) / nth;
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t r0 = c * kRowChunk, r1 = std::min(n_out, r0 + kRowChunk);
+      const uint8_t* wrow = w.data + r0 * w.row_bytes;
+      if (tile && n_tokens > 1) {
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenChunk) {
+          const int64_t nt = std::min(kTokenChunk, n_tokens - t0);
+          tile(w.n_in, r1 - r0, nt, wrow, w.row_bytes, x + t0 * xb, xb, y + t0 * n_out + r0,
+               static_cast<size_t>(n_out));
+        }
+      } else {
+        for (int64_t t = 0; t < n_tokens; ++t) {
+          const uint8_t* xr = x + t * xb;
+          float* yr = y + t * n_out;
+          for (int64_t r = r0; r < r1; ++r) dot(w.n_in, &yr[r], w.data + r * w.row_bytes, xr);
+        }
+      }
+    }
+  });
+}
+
+void matmul(const Kernels& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
+            int64_t n_tokens, float* y, MatmulScratch& scratch) {
+  convert_activations(k, pool, type_traits(w.type).vec_dot_type, w.n_in, x, n_tokens, scratch);
+  matmul_converted(k, pool, w, scratch, n_tokens, y);
+}
+
+}  // namespace edgeinfer

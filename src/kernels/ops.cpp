@@ -1,0 +1,65 @@
+#include "kernels/ops.h"
+
+#include <cmath>
+
+namespace edgeinfer {
+
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(x[i] * x[i]);
+  const float mean = static_cast<float>(sum / static_cast<double>(n));
+  const float scale = 1.0f / std::sqrt(mean + eps);
+  if (w) {
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] * scale) * w[i];
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] * scale;
+  }
+}
+
+void rope(float* x, int64_t n_heads, int64_t pos, const RopeParams& p) {
+  // The angle advances by repeated f32 multiplication, as the reference engine computes it,
+  // so that long positions round the same way.
+  const float theta_scale = std::pow(p.freq_base, -2.0f / static_cast<float>(p.n_rot));
+  const int64_t half = p.n_rot / 2;
+  float theta = static_cast<float>(pos);
+  for (int64_t i = 0; i < half; ++i) {
+    const float factor = p.factors ? p.factors[i] : 1.0f;
+    const float angle = p.freq_scale * (theta / factor);
+    const float c = std::cos(angle), s = std::sin(angle);
+    for (int64_t h = 0; h < n_heads; ++h) {
+      float* head = x + h * p.head_dim;
+      const int64_t a = p.neox ? i : 2 * i;
+      const int64_t b = p.neox ? i + half : 2 * i + 1;
+      const float x0 = head[a], x1 = head[b];
+      head[a] = x0 * c - x1 * s;
+      head[b] = x0 * s + x1 * c;
+    }
+    theta *= theta_scale;
+  }
+}
+
+void softmax(float* x, int64_t n) {
+  float max = -INFINITY;
+  for (int64_t i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float e = std::exp(x[i] - max);
+    x[i] = e;
+    sum += static_cast<double>(e);
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+}
+
+void silu_mul(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = (g / (1.0f + std::exp(-g))) * up[i];
+  }
+}
+
+void add_inplace(float* y, const float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+}  // namespace edgeinfer

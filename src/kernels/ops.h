@@ -1,0 +1,33 @@
+#pragma once
+// Element-wise and row operations of the forward pass, computed in f32 with the same
+// arithmetic as the reference engine (sums of squares and softmax denominators in double).
+#include <cstdint>
+
+namespace edgeinfer {
+
+// y = x / sqrt(mean(x^2) + eps) * w   (w may be nullptr: no scaling). y may alias x.
+void rms_norm(const float* x, const float* w, float* y, int64_t n, float eps);
+
+// In-place rotary embedding of one token's heads: x is [n_heads][head_dim]; the first n_rot
+// dimensions of each head rotate. theta_i = pos * freq_scale * base^(-2i/n_rot) / factors[i].
+// neox: pairs (i, i + n_rot/2); otherwise adjacent pairs (2i, 2i+1). factors may be nullptr.
+struct RopeParams {
+  int64_t head_dim;
+  int64_t n_rot;
+  float freq_base;
+  float freq_scale;
+  const float* factors;  // [n_rot/2] or nullptr
+  bool neox;
+};
+void rope(float* x, int64_t n_heads, int64_t pos, const RopeParams& p);
+
+// In-place softmax of n values (max-subtracted, denominator accumulated in double).
+void softmax(float* x, int64_t n);
+
+// out[i] = silu(gate[i]) * up[i], silu(a) = a / (1 + e^-a).
+void silu_mul(const float* gate, const float* up, float* out, int64_t n);
+
+// y[i] += x[i]
+void add_inplace(float* y, const float* x, int64_t n);
+
+}  // namespace edgeinfer

@@ -1,0 +1,193 @@
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernels/attention.h"
+#include "kernels/ops.h"
+#include "quant/type_traits.h"
+#include "util/error.h"
+
+namespace edgeinfer {
+
+namespace {
+
+template <class T>
+void grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+void add_bias(float* y, const VectorView& b, int64_t n_tokens, int64_t width) {
+  if (!b) return;
+  for (int64_t t = 0; t < n_tokens; ++t) add_inplace(y + t * width, b.data, width);
+}
+
+// Writes one f32 row into the KV cache's element type.
+void store_row(const Kernels& k, TensorType type, const float* src, uint8_t* dst, int64_t n) {
+  k.from_float[static_cast<uint32_t>(type)](src, dst, n);
+}
+
+}  // namespace
+
+ForwardPass::ForwardPass(const Model& model, const Kernels& kernels, ThreadPool& pool)
+    : model_(model), kernels_(kernels), pool_(pool) {}
+
+void ForwardPass::reserve(int64_t n, int64_t max_ctx) {
+  const ModelConfig& c = model_.config();
+  grow(x_, n * c.n_embd);
+  grow(xb_, n * std::max(c.n_embd, c.q_dim()));
+  grow(q_, n * c.q_dim());
+  grow(k_, n * c.kv_dim());
+  grow(v_, n * c.kv_dim());
+  grow(attn_, n * c.q_dim());
+  grow(gate_, n * c.n_ff);
+  grow(up_, n * c.n_ff);
+  AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 0.0f};
+  attn_scratch_per_thread_ = attention_scratch_floats(shape, max_ctx);
+  grow(attn_scratch_, attn_scratch_per_thread_ * pool_.size());
+}
+
+const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv) {
+  const ModelConfig& c = model_.config();
+  const ModelWeights& w = model_.weights();
+  const Kernels& K = kernels_;
+  ThreadPool& pool = pool_;
+
+  if (kv.n_layer() != c.n_layer || kv.kv_dim() != c.kv_dim()) {
+    throw Error("forward: KV cache shape does not match the model");
+  }
+  // Flatten the batch: sequence and position of every token; rows that want logits.
+  int64_t n = 0, max_ctx = 1;
+  tok_seq_.clear();
+  tok_pos_.clear();
+  out_rows_.clear();
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    const SeqBatch& sb = seqs[s];
+    const int64_t len = static_cast<int64_t>(sb.tokens.size());
+    if (len == 0) continue;
+    const int64_t end = sb.pos0 + len;
+    if (sb.pos0 < 0 || static_cast<int64_t>(sb.block_table.size()) * kv.block_size() < end) {
+      throw Error("forward: block table of sequence " + std::to_string(s) + " does not cover position " +
+                  std::to_string(end - 1));
+    }
+    for (int32_t b : sb.block_table) {
+      if (b < 0 || b >= kv.n_blocks()) throw Error("forward: block id " + std::to_string(b) + " out of range");
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      const int32_t tok = sb.tokens[i];
+      if (tok < 0 || tok >= c.n_vocab) {
+        throw Error("forward: token id " + std::to_string(tok) + " out of range [0, " + std::to_string(c.n_vocab) + ")");
+      }
+      tok_seq_.push_back(static_cast<int32_t>(s));
+      tok_pos_.push_back(sb.pos0 + i);
+      if (sb.all_logits || i == len - 1) out_rows_.push_back(n + i);
+    }
+    n += len;
+    max_ctx = std::max(max_ctx, end);
+  }
+  n_out_rows_ = static_cast<int64_t>(out_rows_.size());
+  if (n == 0) return logits_.data();
+  reserve(n, max_ctx);
+
+  const int64_t E = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), F = c.n_ff, HD = c.head_dim;
+  float* x = x_.data();
+  float* xb = xb_.data();
+  float* q = q_.data();
+  float* kk = k_.data();
+  float* vv = v_.data();
+  float* attn = attn_.data();
+
+  // Embeddings: dequantize each token's row.
+  {
+    const TypeTraits& et = type_traits(w.token_embd.type);
+    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        const SeqBatch& sb = seqs[tok_seq_[t]];
+        const int32_t tok = sb.tokens[tok_pos_[t] - sb.pos0];
+        et.to_float(w.token_embd.data + static_cast<size_t>(tok) * w.token_embd.row_bytes, x + t * E, E);
+      }
+    });
+  }
+
+  const RopeParams rope_p{HD, c.n_rot, c.rope_freq_base, c.rope_freq_scale, w.rope_freqs.data,
+                          c.rope_style == RopeStyle::Neox};
+  const AttentionShape shape{c.n_head, c.n_head_kv, HD, 1.0f / std::sqrt(static_cast<float>(HD))};
+  const size_t block_stride = static_cast<size_t>(kv.block_size()) * kv.row_bytes();
+
+  for (int64_t il = 0; il < c.n_layer; ++il) {
+    const LayerWeights& L = w.layers[il];
+
+    // --- attention ---
+    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.attn_norm.data, xb + t * E, E, c.rms_eps);
+    });
+    matmul(K, pool, L.wq, xb, n, q, mm_);
+    matmul(K, pool, L.wk, xb, n, kk, mm_);
+    matmul(K, pool, L.wv, xb, n, vv, mm_);
+    add_bias(q, L.bq, n, QD);
+    add_bias(kk, L.bk, n, KVD);
+    add_bias(vv, L.bv, n, KVD);
+
+    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        rope(q + t * QD, c.n_head, tok_pos_[t], rope_p);
+        rope(kk + t * KVD, c.n_head_kv, tok_pos_[t], rope_p);
+        const SeqBatch& sb = seqs[tok_seq_[t]];
+        const int64_t p = tok_pos_[t];
+        const int32_t block = sb.block_table[p / kv.block_size()];
+        const int32_t slot = static_cast<int32_t>(p % kv.block_size());
+        store_row(K, kv.type(), kk + t * KVD, kv.k_row(il, block, slot), KVD);
+        store_row(K, kv.type(), vv + t * KVD, kv.v_row(il, block, slot), KVD);
+      }
+    });
+
+    // One task per (token, head); each reads its own sequence's rows up to its position.
+    const int64_t n_tasks = n * c.n_head;
+    pool.run([&](int ith, int nth) {
+      float* scratch = attn_scratch_.data() + ith * attn_scratch_per_thread_;
+      const int64_t a0 = n_tasks * ith / nth, a1 = n_tasks * (ith + 1) / nth;
+      for (int64_t task = a0; task < a1; ++task) {
+        const int64_t t = task / c.n_head, h = task % c.n_head;
+        const SeqBatch& sb = seqs[tok_seq_[t]];
+        PagedKvView view;
+        view.k_base = kv.k_row(il, 0, 0);
+        view.v_base = kv.v_row(il, 0, 0);
+        view.block_stride = block_stride;
+        view.row_bytes = kv.row_bytes();
+        view.block_size = kv.block_size();
+        view.type = kv.type();
+        view.block_table = sb.block_table.data();
+        attend_head(K, view, shape, h, q + t * QD + h * HD, tok_pos_[t] + 1, attn + t * QD + h * HD, scratch);
+      }
+    });
+
+    matmul(K, pool, L.wo, attn, n, xb, mm_);
+    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) add_inplace(x + t * E, xb + t * E, E);
+    });
+
+    // --- feed-forward ---
+    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.ffn_norm.data, xb + t * E, E, c.rms_eps);
+    });
+    matmul(K, pool, L.w_gate, xb, n, gate_.data(), mm_);
+    matmul(K, pool, L.w_up, xb, n, up_.data(), mm_);
+    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) silu_mul(gate_.data() + t * F, up_.data() + t * F, gate_.data() + t * F, F);
+    });
+    matmul(K, pool, L.w_down, gate_.data(), n, xb, mm_);
+    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) add_inplace(x + t * E, xb + t * E, E);
+    });
+  }
+
+  // --- output: only the rows asked for ---
+  const int64_t R = n_out_rows_;
+  for (int64_t r = 0; r < R; ++r) rms_norm(x + out_rows_[r] * E, w.output_norm.data, xb + r * E, E, c.rms_eps);
+  grow(logits_, R * c.n_vocab);
+  matmul(K, pool, w.output, xb, R, logits_.data(), mm_);
+  return logits_.data();
+}
+
+}  // namespace edgeinfer

@@ -1,0 +1,60 @@
+#pragma once
+// The forward pass: one batch of new tokens from one or more sequences, through every layer,
+// writing each token's K/V into the caller's paged KV storage and returning logits only for
+// the rows asked for. One pass over the weights serves every token in the batch.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/matmul.h"
+#include "kv/kv_storage.h"
+#include "model/model.h"
+#include "util/thread_pool.h"
+
+namespace edgeinfer {
+
+// The new tokens of one sequence in a batch.
+struct SeqBatch {
+  std::span<const int32_t> tokens;
+  // Position of tokens[0]: how many of this sequence's tokens are already in the KV cache.
+  int64_t pos0 = 0;
+  // Blocks of the sequence, covering positions [0, pos0 + tokens.size()).
+  std::span<const int32_t> block_table;
+  // Logits for every new token (true) or only for the last one (false).
+  bool all_logits = false;
+};
+
+class ForwardPass {
+ public:
+  ForwardPass(const Model& model, const Kernels& kernels, ThreadPool& pool);
+
+  // Runs the batch. Returns logits as [n_rows][n_vocab]: for each sequence in order, its rows
+  // (all new tokens or the last one). The pointer stays valid until the next call.
+  // Throws Error for out-of-range token ids or a block table too short for the positions.
+  const float* forward(std::span<const SeqBatch> seqs, KvStorage& kv);
+  int64_t n_logit_rows() const { return n_out_rows_; }
+
+  const Model& model() const { return model_; }
+  ThreadPool& pool() { return pool_; }
+  const Kernels& kernels() const { return kernels_; }
+
+ private:
+  void reserve(int64_t n_tokens, int64_t max_ctx);
+
+  const Model& model_;
+  const Kernels& kernels_;
+  ThreadPool& pool_;
+
+  // Per-token scratch, [n_tokens][width]
+  std::vector<float> x_, xb_, q_, k_, v_, attn_, gate_, up_, logits_;
+  std::vector<float> attn_scratch_;  // [n_threads][attention_scratch_floats]
+  size_t attn_scratch_per_thread_ = 0;
+  MatmulScratch mm_;
+  std::vector<int32_t> tok_seq_;
+  std::vector<int64_t> tok_pos_;
+  std::vector<int64_t> out_rows_;
+  int64_t n_out_rows_ = 0;
+};
+
+}  // namespace edgeinfer

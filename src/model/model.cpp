@@ -1,0 +1,144 @@
+#include "model/model.h"
+
+#include <string>
+
+#include "quant/type_traits.h"
+#include "util/error.h"
+
+namespace edgeinfer {
+
+namespace {
+
+std::string shape_str(const std::vector<int64_t>& ne) {
+  std::string s = "[";
+  for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "]";
+}
+
+class Binder {
+ public:
+  Binder(const GgufFile& f) : f_(f) {}
+
+  const GgufTensorInfo* find(TensorRole role, int layer, Presence presence) {
+    std::string name = tensor_name(role, layer);
+    const GgufTensorInfo* t = f_.find_tensor(name);
+    if (!t && presence == Presence::Required) throw Error(f_.path() + ": missing tensor '" + name + "'");
+    if (t && presence == Presence::Absent) throw Error(f_.path() + ": unexpected tensor '" + name + "'");
+    if (t) ++bound_;
+    return t;
+  }
+
+  void check_shape(const GgufTensorInfo& t, std::vector<int64_t> want) {
+    if (t.ne != want) {
+      throw Error(f_.path() + ": tensor '" + t.name + "' has shape " + shape_str(t.ne) + ", expected " +
+                  shape_str(want));
+    }
+  }
+
+  WeightMatrix matrix(TensorRole role, int layer, int64_t n_in, int64_t n_out,
+                      Presence presence = Presence::Required) {
+    const GgufTensorInfo* t = find(role, layer, presence);
+    if (!t) return {};
+    check_shape(*t, {n_in, n_out});
+    const TypeTraits* tr = find_type_traits(t->type);
+    if (!tr || !tr->vec_dot_ref) {
+      throw Error(f_.path() + ": tensor '" + t->name + "' has type " + std::string(tensor_type_name(t->type)) +
+                  ", which edgeinfer cannot compute with");
+    }
+    WeightMatrix w;
+    w.type = t->type;
+    w.n_in = n_in;
+    w.n_out = n_out;
+    w.data = t->data;
+    w.row_bytes = static_cast<size_t>(*tensor_row_bytes(t->type, n_in));
+    return w;
+  }
+
+  VectorView vec(TensorRole role, int layer, int64_t n, Presence presence = Presence::Required) {
+    const GgufTensorInfo* t = find(role, layer, presence);
+    if (!t) return {};
+    check_shape(*t, {n});
+    if (t->type != TensorType::F32) {
+      throw Error(f_.path() + ": tensor '" + t->name + "' must be f32, found " +
+                  std::string(tensor_type_name(t->type)));
+    }
+    if (reinterpret_cast<uintptr_t>(t->data) % alignof(float) != 0) {
+      throw Error(f_.path() + ": tensor '" + t->name + "' is not 4-byte aligned");
+    }
+    return {reinterpret_cast<const float*>(t->data), n};
+  }
+
+  size_t bound() const { return bound_; }
+
+ private:
+  const GgufFile& f_;
+  size_t bound_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Model> Model::load(const std::string& path) { return from_gguf(GgufFile::open(path)); }
+
+std::unique_ptr<Model> Model::from_gguf(GgufFile file) {
+  std::unique_ptr<Model> m(new Model(std::move(file)));
+  m->bind();
+  return m;
+}
+
+void Model::bind() {
+  const GgufFile& f = file_;
+  auto arch_name = f.get_string_opt("general.architecture");
+  if (!arch_name) throw Error(f.path() + ": missing metadata key 'general.architecture'");
+  arch_ = find_arch(*arch_name);
+  if (!arch_) {
+    throw Error(f.path() + ": architecture '" + *arch_name + "' is not supported (supported: " +
+                supported_arch_names() + ")");
+  }
+  config_ = read_model_config(f, *arch_);
+  ModelConfig& c = config_;
+
+  Binder b(f);
+  const GgufTensorInfo* embd = b.find(TensorRole::TokenEmbd, -1, Presence::Required);
+  if (embd->ne.size() != 2 || embd->ne[0] != c.n_embd) {
+    throw Error(f.path() + ": tensor 'token_embd.weight' has shape " + shape_str(embd->ne) +
+                ", expected [" + std::to_string(c.n_embd) + ", n_vocab]");
+  }
+  c.n_vocab = embd->ne[1];
+  // token_embd rows are dequantized one at a time; any type with a reference to_float will do.
+  const TypeTraits* et = find_type_traits(embd->type);
+  if (!et || !et->to_float) {
+    throw Error(f.path() + ": token_embd.weight type " + std::string(tensor_type_name(embd->type)) +
+                " is not supported");
+  }
+  weights_.token_embd = {embd->type, c.n_embd, c.n_vocab, embd->data,
+                         static_cast<size_t>(*tensor_row_bytes(embd->type, c.n_embd))};
+  weights_.output_norm = b.vec(TensorRole::OutputNorm, -1, c.n_embd);
+  weights_.output = b.matrix(TensorRole::Output, -1, c.n_embd, c.n_vocab, arch_->output);
+  if (!weights_.output.data) {
+    // Tied embeddings: the output projection is the embedding matrix.
+    weights_.output = b.matrix(TensorRole::TokenEmbd, -1, c.n_embd, c.n_vocab);
+    weights_.output_tied = true;
+  }
+  weights_.rope_freqs = b.vec(TensorRole::RopeFreqs, -1, c.n_rot / 2, arch_->rope_freqs);
+
+  const int64_t q = c.q_dim(), kv = c.kv_dim();
+  weights_.layers.resize(c.n_layer);
+  for (int il = 0; il < c.n_layer; ++il) {
+    LayerWeights& l = weights_.layers[il];
+    l.attn_norm = b.vec(TensorRole::AttnNorm, il, c.n_embd);
+    l.wq = b.matrix(TensorRole::AttnQ, il, c.n_embd, q);
+    l.wk = b.matrix(TensorRole::AttnK, il, c.n_embd, kv);
+    l.wv = b.matrix(TensorRole::AttnV, il, c.n_embd, kv);
+    l.bq = b.vec(TensorRole::AttnQBias, il, q, arch_->qkv_bias);
+    l.bk = b.vec(TensorRole::AttnKBias, il, kv, arch_->qkv_bias);
+    l.bv = b.vec(TensorRole::AttnVBias, il, kv, arch_->qkv_bias);
+    l.wo = b.matrix(TensorRole::AttnOut, il, q, c.n_embd);
+    l.ffn_norm = b.vec(TensorRole::FfnNorm, il, c.n_embd);
+    l.w_gate = b.matrix(TensorRole::FfnGate, il, c.n_embd, c.n_ff);
+    l.w_up = b.matrix(TensorRole::FfnUp, il, c.n_embd, c.n_ff);
+    l.w_down = b.matrix(TensorRole::FfnDown, il, c.n_ff, c.n_embd);
+  }
+  for (const auto& t : f.tensors()) weight_bytes_ += t.n_bytes;
+}
+
+}  // namespace edgeinfer

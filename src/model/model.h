@@ -1,0 +1,68 @@
+#pragma once
+// A loaded model: the mmapped GGUF, its validated config, and views of every weight (no copy).
+// The model is immutable after load and owns no per-sequence state: the forward pass
+// (model/forward.h) takes a batch and a KV cache from the caller.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_file.h"
+#include "kernels/matmul.h"
+#include "model/arch.h"
+#include "model/model_config.h"
+
+namespace edgeinfer {
+
+// A 1-D F32 tensor (norm weights, biases, rope factors); nullptr data when absent.
+struct VectorView {
+  const float* data = nullptr;
+  int64_t n = 0;
+  explicit operator bool() const { return data != nullptr; }
+};
+
+struct LayerWeights {
+  VectorView attn_norm;        // [n_embd]
+  WeightMatrix wq, wk, wv;     // [q_dim][n_embd], [kv_dim][n_embd], [kv_dim][n_embd]
+  VectorView bq, bk, bv;       // optional biases [q_dim], [kv_dim], [kv_dim]
+  WeightMatrix wo;             // [n_embd][q_dim]
+  VectorView ffn_norm;         // [n_embd]
+  WeightMatrix w_gate, w_up;   // [n_ff][n_embd]
+  WeightMatrix w_down;         // [n_embd][n_ff]
+};
+
+struct ModelWeights {
+  WeightMatrix token_embd;  // [n_vocab][n_embd], rows are looked up (dequantized per token)
+  VectorView output_norm;   // [n_embd]
+  WeightMatrix output;      // [n_vocab][n_embd]; = token_embd when tied
+  bool output_tied = false;
+  VectorView rope_freqs;    // [n_rot/2] frequency divisors, optional
+  std::vector<LayerWeights> layers;
+};
+
+class Model {
+ public:
+  // Loads and validates a GGUF model. Throws Error naming the file and the problem:
+  // unsupported architecture, missing metadata key, missing tensor, wrong shape or type.
+  static std::unique_ptr<Model> load(const std::string& path);
+  // Binds a model to an already-parsed file (takes ownership).
+  static std::unique_ptr<Model> from_gguf(GgufFile file);
+
+  const GgufFile& gguf() const { return file_; }
+  const ModelConfig& config() const { return config_; }
+  const ArchDesc& arch() const { return *arch_; }
+  const ModelWeights& weights() const { return weights_; }
+  // Bytes of tensor data (what decoding streams per token, roughly).
+  uint64_t weight_bytes() const { return weight_bytes_; }
+
+ private:
+  explicit Model(GgufFile file) : file_(std::move(file)) {}
+  void bind();
+
+  GgufFile file_;
+  const ArchDesc* arch_ = nullptr;
+  ModelConfig config_;
+  ModelWeights weights_;
+  uint64_t weight_bytes_ = 0;
+};
+
+}  // namespace edgeinfer
