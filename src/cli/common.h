@@ -1,0 +1,27 @@
+#pragma once
+// Helpers shared by the subcommands: model path checks with a helpful message, thread and KV
+// options, and timing.
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "model/model.h"
+#include "quant/tensor_type.h"
+
+namespace edgeinfer::cli {
+
+// Loads a model; a missing file gives a message saying where models are expected.
+std::unique_ptr<Model> load_model_checked(const std::string& path);
+
+// Parses "f16" / "f32" / "q8_0" (throws Error otherwise).
+TensorType parse_kv_type(const std::string& s);
+
+// Number of threads to use for -t 0 / default.
+int default_threads();
+
+inline double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace edgeinfer::cli
