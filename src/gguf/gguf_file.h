@@ -53,6 +53,8 @@ class GgufFile {
   // Metadata in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return metadata_; }
   const GgufValue* find(std::string_view key) const;  // nullptr when absent
+  // Same, but throws Error("<path>: missing metadata key 'k'") when absent.
+  const GgufValue& get(std::string_view key) const;
 
   // Typed getters. The required forms throw Error("<path>: missing metadata key 'k'") or
   // ("<path>: metadata key 'k': expected ..., got ...").

@@ -79,6 +79,8 @@ class GgufValue {
   const Array& as_nested_array() const;       // element type ARRAY
 
   const Storage& storage() const { return storage_; }
+  // Same type, element type and values (as for floats, NaN never compares equal).
+  bool operator==(const GgufValue& other) const = default;
   std::string to_display_string(size_t max_items = 8) const;  // for `edgeinfer info`
 
  private:
