@@ -1,0 +1,34 @@
+#pragma once
+// Incremental, UTF-8-safe detokenizer for streaming generated tokens.
+#include <cstdint>
+#include <string>
+
+namespace edgeinfer {
+
+class Tokenizer;
+
+// push() returns only complete UTF-8 text: bytes of a code point split across byte tokens are
+// held back until the rest arrive. Bytes that can never complete a code point are replaced by
+// U+FFFD as soon as that is certain; flush() returns what remains (an unfinished sequence becomes
+// U+FFFD). For valid text, the concatenated push() outputs equal Tokenizer::decode() of the same
+// ids, including the leading-space rule for the first emitted piece.
+// The decoder keeps a reference: the Tokenizer must outlive it.
+class StreamDecoder {
+ public:
+  // at_text_start = false for a continuation of text already shown (generated tokens after the
+  // prompt): then the first piece keeps its leading space.
+  explicit StreamDecoder(const Tokenizer& tok, bool show_special = false, bool at_text_start = true);
+  std::string push(int32_t id);
+  std::string flush();
+  // Forget held bytes and the first-piece state (a new response).
+  void reset();
+
+ private:
+  const Tokenizer* tok_;
+  bool show_special_;
+  bool at_text_start_;
+  bool emitted_ = false;  // has any piece produced output yet (leading-space rule)
+  std::string pending_;   // bytes of an incomplete code point
+};
+
+}  // namespace edgeinfer
