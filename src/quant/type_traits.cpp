@@ -32,13 +32,11 @@ constexpr Table make_table() {
   set(T::Q8_0, kQK, sizeof(BlockQ8_0), true, q8_0_to_float, q8_0_from_float_ref, T::Q8_0, q8_0_vec_dot_ref);
   set(T::Q8_1, kQK, sizeof(BlockQ8_1), true, q8_1_to_float, q8_1_from_float_ref, T::Q8_1, q8_1_vec_dot_ref);
   set(T::Q8_K, kQK_K, sizeof(BlockQ8_K), true, q8_k_to_float, q8_k_from_float_ref, T::Q8_K, q8_k_vec_dot_ref);
-#ifdef EDGEINFER_QUANT_HAVE_K
   set(T::Q2_K, kQK_K, sizeof(BlockQ2_K), true, q2_k_to_float, q2_k_from_float_ref, T::Q8_K, q2_k_vec_dot_ref);
   set(T::Q3_K, kQK_K, sizeof(BlockQ3_K), true, q3_k_to_float, q3_k_from_float_ref, T::Q8_K, q3_k_vec_dot_ref);
   set(T::Q4_K, kQK_K, sizeof(BlockQ4_K), true, q4_k_to_float, q4_k_from_float_ref, T::Q8_K, q4_k_vec_dot_ref);
   set(T::Q5_K, kQK_K, sizeof(BlockQ5_K), true, q5_k_to_float, q5_k_from_float_ref, T::Q8_K, q5_k_vec_dot_ref);
   set(T::Q6_K, kQK_K, sizeof(BlockQ6_K), true, q6_k_to_float, q6_k_from_float_ref, T::Q8_K, q6_k_vec_dot_ref);
-#endif
   return t;
 }
 
