@@ -1,6 +1,6 @@
 #include "tokenizer/spm.h"
 
-#include <queue>
+#include <algorithm>
 
 #include "tokenizer/utf8.h"
 
@@ -23,7 +23,7 @@ struct Bigram {
 };
 
 struct BigramOrder {
-  // priority_queue pops the "largest": highest score first, then the leftmost pair.
+  // Max-heap order: highest score first, then the leftmost pair.
   bool operator()(const Bigram& a, const Bigram& b) const {
     return a.score < b.score || (a.score == b.score && a.left > b.left);
   }
@@ -31,10 +31,19 @@ struct BigramOrder {
 
 }  // namespace
 
-void spm_encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) {
-  if (text.empty()) return;
+namespace {
+
+// Reused across the words of one call.
+struct SpmScratch {
   std::vector<Symbol> symbols;
-  symbols.reserve(text.size());
+  std::vector<Bigram> heap;
+};
+
+void spm_encode_piece(const Vocab& vocab, std::string_view text, SpmScratch& sc, std::vector<int32_t>& out) {
+  auto& symbols = sc.symbols;
+  auto& heap = sc.heap;
+  symbols.clear();
+  heap.clear();
   for (size_t off = 0; off < text.size();) {
     const size_t len = utf8::unit_len(text, off);
     const auto idx = static_cast<int32_t>(symbols.size());
@@ -43,10 +52,6 @@ void spm_encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>&
     off += len;
   }
 
-  std::vector<Bigram> storage;
-  storage.reserve(symbols.size());
-  std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue(BigramOrder{}, std::move(storage));
-
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const Symbol& l = symbols[static_cast<size_t>(left)];
@@ -54,14 +59,16 @@ void spm_encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>&
     const uint32_t size = l.len + r.len;
     const int32_t id = vocab.find(text.substr(l.start, size));
     if (id < 0) return;
-    queue.push({left, right, vocab.score[static_cast<size_t>(id)], size});
+    heap.push_back({left, right, vocab.score[static_cast<size_t>(id)], size});
+    std::push_heap(heap.begin(), heap.end(), BigramOrder{});
   };
 
   for (size_t i = 1; i < symbols.size(); ++i) try_add(static_cast<int32_t>(i - 1), static_cast<int32_t>(i));
 
-  while (!queue.empty()) {
-    const Bigram b = queue.top();
-    queue.pop();
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), BigramOrder{});
+    const Bigram b = heap.back();
+    heap.pop_back();
     Symbol& l = symbols[static_cast<size_t>(b.left)];
     Symbol& r = symbols[static_cast<size_t>(b.right)];
     if (l.len == 0 || r.len == 0 || l.len + r.len != b.size) continue;  // stale entry
@@ -88,6 +95,30 @@ void spm_encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>&
       else if (vocab.unk >= 0) out.push_back(vocab.unk);
     }
   }
+}
+
+}  // namespace
+
+void spm_encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) {
+  if (text.empty()) return;
+  SpmScratch sc;
+  if (!vocab.spm_split_words) {
+    spm_encode_piece(vocab, text, sc, out);
+    return;
+  }
+  // Word starts: a "▁" whose previous character is not "▁".
+  static constexpr std::string_view kSpace = "\xE2\x96\x81";
+  size_t begin = 0;
+  size_t pos = text.find(kSpace, 1);
+  while (pos != std::string_view::npos) {
+    const bool after_space = pos >= kSpace.size() && text.substr(pos - kSpace.size(), kSpace.size()) == kSpace;
+    if (pos > begin && !after_space) {
+      spm_encode_piece(vocab, text.substr(begin, pos - begin), sc, out);
+      begin = pos;
+    }
+    pos = text.find(kSpace, pos + kSpace.size());
+  }
+  spm_encode_piece(vocab, text.substr(begin), sc, out);
 }
 
 }  // namespace edgeinfer

@@ -45,7 +45,7 @@ std::string StreamDecoder::push(int32_t id) {
     } else {
       out.append(pending_, copied_to, i - copied_to);
       out.append(kReplacementUtf8);
-      i += 1;
+      i += len;
       copied_to = i;
     }
   }

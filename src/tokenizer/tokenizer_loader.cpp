@@ -168,6 +168,16 @@ class Loader {
       for (size_t i = 0; i < n; ++i) v_.attr[i] = attr_from_type(t[i]);
     }
     v_.index.build(v_.text);
+
+    v_.spm_split_words = true;
+    for (const std::string& t : v_.text) {
+      size_t i = 0;
+      while (t.compare(i, 3, "\xE2\x96\x81") == 0) i += 3;
+      if (t.find("\xE2\x96\x81", i) != std::string::npos) {
+        v_.spm_split_words = false;
+        break;
+      }
+    }
   }
 
   void load_bpe() {

@@ -23,7 +23,8 @@ inline size_t lead_len(unsigned char b) {
 enum class SeqStatus { Valid, Incomplete, Invalid };
 
 // Classifies the sequence starting at s[0] (n > 0 bytes available). `len` receives the bytes of
-// a valid sequence, or of the longest valid-so-far prefix when Incomplete, or 1 when Invalid.
+// a valid sequence, or of the valid-so-far prefix when Incomplete or Invalid (the "maximal
+// subpart" that one U+FFFD replaces; at least 1).
 inline SeqStatus classify(const unsigned char* s, size_t n, size_t& len) {
   const unsigned char b = s[0];
   if (b < 0x80) {
@@ -50,7 +51,7 @@ inline SeqStatus classify(const unsigned char* s, size_t n, size_t& len) {
       else if (b == 0xF4) hi = 0x8F;
     }
     if (c < lo || c > hi) {
-      len = 1;
+      len = i;
       return SeqStatus::Invalid;
     }
   }

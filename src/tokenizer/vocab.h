@@ -45,6 +45,9 @@ struct Vocab {
   bool add_bos = false, add_eos = false, add_sep = false;
   bool add_space_prefix = false;  // SPM: "▁" before text at the start and after special tokens
   bool ignore_merges = false;     // BPE: a pre-token that is itself a token is emitted whole
+  // SPM: no token has "▁" after another character, so no token spans the start of a "▁" run
+  // and each word can be merged on its own (same result, small cache-resident queues).
+  bool spm_split_words = false;
   bool wpm_lowercase = true, wpm_strip_accents = true;
 
   // SPM byte fallback: id of "<0xXX>" (or of the one-byte token) per byte value, -1 if none.
