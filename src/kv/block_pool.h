@@ -23,6 +23,7 @@
 //
 // Running out is not an error: allocate reports failure and changes nothing, so the scheduler
 // can preempt. Misuse (an id outside the pool, releasing a free block) throws Error.
+// Not thread-safe: like all engine state, it belongs to the engine's one scheduler thread.
 #include <cstdint>
 #include <optional>
 #include <span>

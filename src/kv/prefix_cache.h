@@ -24,7 +24,8 @@
 //
 // The cache knows nothing of tensors: blocks are ids into storage that the model owns
 // (kv/kv_storage.h). With no storage at all it is the simulated cache that policy tests and the
-// scheduler's tests drive, in microseconds. Nothing here allocates after construction except the
+// scheduler's tests drive, in microseconds.
+// Not thread-safe: like all engine state, it belongs to the engine's one scheduler thread. Nothing here allocates after construction except the
 // convenience overloads that return vectors.
 #include <cstdint>
 #include <optional>
