@@ -49,11 +49,20 @@ def main():
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
 
+    compiled = {}  # many cases share a template; compile each source once
     results = []
     for case in job["cases"]:
         entry = {"id": case["id"]}
         try:
-            entry["output"] = env.from_string(case["template"]).render(**case["vars"])
+            source = case["template"]
+            if source not in compiled:
+                try:
+                    compiled[source] = env.from_string(source)
+                except Exception as e:
+                    compiled[source] = e
+            if isinstance(compiled[source], Exception):
+                raise compiled[source]
+            entry["output"] = compiled[source].render(**case["vars"])
             entry["ok"] = True
         except Exception as e:  # every failure is a result to compare, not a crash
             entry["ok"] = False
