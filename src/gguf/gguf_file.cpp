@@ -243,6 +243,7 @@ void GgufFile::parse_all() {
   ValueReader values(c);
   for (uint64_t i = 0; i < n_kv; ++i) {
     std::string key = c.read_string("metadata key #" + std::to_string(i));
+    if (key.empty()) c.fail("metadata key #" + std::to_string(i) + " is empty");
     std::string ctx = "metadata key " + gguf_printable(key);
     if (metadata_index_.count(key)) c.fail("duplicate " + ctx);
     uint32_t raw = c.read<uint32_t>(ctx + " value type");
@@ -274,6 +275,7 @@ void GgufFile::parse_all() {
   for (uint64_t i = 0; i < n_tensors; ++i) {
     GgufTensorInfo t;
     t.name = c.read_string("tensor #" + std::to_string(i) + " name");
+    if (t.name.empty()) c.fail("tensor #" + std::to_string(i) + " has an empty name");
     std::string ctx = "tensor " + gguf_printable(t.name);
     if (tensor_index_.count(t.name)) c.fail("duplicate " + ctx);
     uint32_t n_dims = c.read<uint32_t>(ctx + " n_dims");

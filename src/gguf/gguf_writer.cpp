@@ -357,7 +357,7 @@ uint64_t GgufWriter::header_size() const {
 
 uint64_t GgufWriter::file_size() const {
   uint64_t pos = header_size();
-  pos += pad_to(pos, alignment_);
+  if (!tensors_.empty()) pos += pad_to(pos, alignment_);
   for (const Tensor& t : tensors_) pos += t.n_bytes + pad_to(t.n_bytes, alignment_);
   return pos;
 }
@@ -382,7 +382,9 @@ void GgufWriter::serialize(Out& out) const {
     put<uint64_t>(out, offset);
     offset += t.n_bytes + pad_to(t.n_bytes, alignment_);
   }
-  put_zeros(out, pad_to(header_size(), alignment_));
+  // The data section starts aligned. A file without tensors has none, and no padding: a huge
+  // general.alignment then costs nothing.
+  if (!tensors_.empty()) put_zeros(out, pad_to(header_size(), alignment_));
   for (const Tensor& t : tensors_) {
     if (t.data) {
       out.write(t.data, static_cast<size_t>(t.n_bytes));

@@ -257,6 +257,25 @@ TEST(GgufCorrupt, NestingDepth) {
   expect_rejected(nested_arrays(200000), "nested deeper than 8 levels");
 }
 
+TEST(GgufCorrupt, EmptyNames) {
+  GgufWriter w;
+  w.add_string("k", "v");
+  float x[8] = {};
+  w.add_tensor("t", TensorType::F32, {8}, x, sizeof x);
+  const Bytes good = w.write_to_memory();
+  // Turn the one-letter names into empty ones by removing the letter and fixing the length.
+  Bytes b = good;
+  size_t key_at = after_string(b, "k") - 1;
+  b.erase(b.begin() + static_cast<std::ptrdiff_t>(key_at));
+  put_u64(b, key_at - 8, 0);
+  expect_rejected(b, "metadata key #0 is empty");
+  b = good;
+  size_t name_at = after_string(b, "t") - 1;
+  b.erase(b.begin() + static_cast<std::ptrdiff_t>(name_at));
+  put_u64(b, name_at - 8, 0);
+  expect_rejected(b, "tensor #0 has an empty name");
+}
+
 TEST(GgufCorrupt, EmptyAndTinyInputs) {
   expect_rejected(Bytes{}, "not a GGUF file");
   EXPECT_THROW(GgufFile::parse(nullptr, 0, "null.gguf"), Error);
