@@ -15,5 +15,9 @@ struct Registry {
 void add_run_command(CLI::App& app, Registry& r);
 void add_info_command(CLI::App& app, Registry& r);
 void add_logits_command(CLI::App& app, Registry& r);
+void add_quantize_command(CLI::App& app, Registry& r);
+void add_synth_command(CLI::App& app, Registry& r);
+void add_bench_command(CLI::App& app, Registry& r);
+void add_perplexity_command(CLI::App& app, Registry& r);
 
 }  // namespace edgeinfer::cli

@@ -15,6 +15,10 @@ int main(int argc, char** argv) {
   cli::add_run_command(app, registry);
   cli::add_info_command(app, registry);
   cli::add_logits_command(app, registry);
+  cli::add_quantize_command(app, registry);
+  cli::add_synth_command(app, registry);
+  cli::add_bench_command(app, registry);
+  cli::add_perplexity_command(app, registry);
 
   try {
     app.parse(argc, argv);

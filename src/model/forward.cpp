@@ -97,6 +97,11 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
   float* kk = k_.data();
   float* vv = v_.data();
   float* attn = attn_.data();
+  ForwardProfile* const prof = profile_;
+  auto lap = [prof](FwdOp op) {
+    if (prof) prof->lap(op);
+  };
+  if (prof) prof->begin();
 
   // Embeddings: dequantize each token's row.
   {
@@ -109,6 +114,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       }
     });
   }
+  lap(FwdOp::Embed);
 
   const RopeParams rope_p{HD, c.n_rot, c.rope_freq_base, c.rope_freq_scale, w.rope_freqs.data,
                           c.rope_style == RopeStyle::Neox};
@@ -122,12 +128,14 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.attn_norm.data, xb + t * E, E, c.rms_eps);
     });
+    lap(FwdOp::AttnNorm);
     matmul(K, pool, L.wq, xb, n, q, mm_);
     matmul(K, pool, L.wk, xb, n, kk, mm_);
     matmul(K, pool, L.wv, xb, n, vv, mm_);
     add_bias(q, L.bq, n, QD);
     add_bias(kk, L.bk, n, KVD);
     add_bias(vv, L.bv, n, KVD);
+    lap(FwdOp::Qkv);
 
     pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
@@ -141,6 +149,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
         store_row(K, kv.type(), vv + t * KVD, kv.v_row(il, block, slot), KVD);
       }
     });
+    lap(FwdOp::RopeStore);
 
     // One task per (token, head); each reads its own sequence's rows up to its position.
     const int64_t n_tasks = n * c.n_head;
@@ -161,25 +170,31 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
         attend_head(K, view, shape, h, q + t * QD + h * HD, tok_pos_[t] + 1, attn + t * QD + h * HD, scratch);
       }
     });
+    lap(FwdOp::Attention);
 
     matmul(K, pool, L.wo, attn, n, xb, mm_);
     pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) add_inplace(x + t * E, xb + t * E, E);
     });
+    lap(FwdOp::AttnOut);
 
     // --- feed-forward ---
     pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.ffn_norm.data, xb + t * E, E, c.rms_eps);
     });
+    lap(FwdOp::FfnNorm);
     matmul(K, pool, L.w_gate, xb, n, gate_.data(), mm_);
     matmul(K, pool, L.w_up, xb, n, up_.data(), mm_);
+    lap(FwdOp::GateUp);
     pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) silu_mul(gate_.data() + t * F, up_.data() + t * F, gate_.data() + t * F, F);
     });
+    lap(FwdOp::Act);
     matmul(K, pool, L.w_down, gate_.data(), n, xb, mm_);
     pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) add_inplace(x + t * E, xb + t * E, E);
     });
+    lap(FwdOp::Down);
   }
 
   // --- output: only the rows asked for ---
@@ -187,6 +202,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
   for (int64_t r = 0; r < R; ++r) rms_norm(x + out_rows_[r] * E, w.output_norm.data, xb + r * E, E, c.rms_eps);
   grow(logits_, R * c.n_vocab);
   matmul(K, pool, w.output, xb, R, logits_.data(), mm_);
+  lap(FwdOp::Output);
   return logits_.data();
 }
 

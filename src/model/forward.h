@@ -9,6 +9,7 @@
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
 #include "kv/kv_storage.h"
+#include "model/forward_profile.h"
 #include "model/model.h"
 #include "util/thread_pool.h"
 
@@ -39,6 +40,9 @@ class ForwardPass {
   ThreadPool& pool() { return pool_; }
   const Kernels& kernels() const { return kernels_; }
 
+  // Attaches a per-op timer (nullptr detaches); see model/forward_profile.h.
+  void set_profile(ForwardProfile* p) { profile_ = p; }
+
  private:
   void reserve(int64_t n_tokens, int64_t max_ctx);
 
@@ -51,6 +55,7 @@ class ForwardPass {
   std::vector<float> attn_scratch_;  // [n_threads][attention_scratch_floats]
   size_t attn_scratch_per_thread_ = 0;
   MatmulScratch mm_;
+  ForwardProfile* profile_ = nullptr;
   std::vector<int32_t> tok_seq_;
   std::vector<int64_t> tok_pos_;
   std::vector<int64_t> out_rows_;

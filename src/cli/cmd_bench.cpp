@@ -1,0 +1,168 @@
+// `edgeinfer bench -m MODEL [-p 512] [-n 128] [-t 1,2] [-r 5] [--json] [--profile]`:
+// prompt-processing and generation speed (llama-bench's pp/tg), with the memory-bandwidth and
+// compute probes of the same run and each figure's roofline ratio (engine/bench.h).
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "engine/bench.h"
+#include "kernels/kernels.h"
+#include "quant/quantize_model.h"
+#include "util/error.h"
+
+namespace edgeinfer::cli {
+
+namespace {
+
+struct BenchCliOptions {
+  std::string model;
+  std::vector<int> n_prompt = {512};
+  std::vector<int> n_gen = {128};
+  std::vector<int> threads;
+  int reps = 5;
+  std::string kv_type = "f16";
+  bool json = false;
+  bool profile = false;
+  bool no_probes = false;
+  size_t probe_mib = 512;
+};
+
+nlohmann::json profile_json(const ForwardProfile& p) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < kFwdOpNames.size(); ++i) j[std::string(kFwdOpNames[i])] = p.seconds[i];
+  j["forward_calls"] = p.forward_calls;
+  return j;
+}
+
+void print_profile(const ForwardProfile& p) {
+  const double total = p.total();
+  if (total <= 0) return;
+  std::printf("    per-op time (%llu forward calls, %.3f s):", static_cast<unsigned long long>(p.forward_calls), total);
+  for (size_t i = 0; i < kFwdOpNames.size(); ++i) {
+    if (p.seconds[i] / total < 0.0005) continue;
+    std::printf(" %s %.1f%%", std::string(kFwdOpNames[i]).c_str(), 100.0 * p.seconds[i] / total);
+  }
+  std::printf("\n");
+}
+
+int bench(const BenchCliOptions& o) {
+  auto model = load_model_checked(o.model);
+  const Kernels& kernels = kernels_for(select_isa());
+  BenchOptions bo;
+  bo.n_prompt = o.n_prompt;
+  bo.n_gen = o.n_gen;
+  bo.threads = o.threads.empty() ? std::vector<int>{default_threads()} : o.threads;
+  bo.reps = o.reps;
+  bo.kv_type = parse_kv_type(o.kv_type);
+  bo.profile = o.profile;
+  bo.probes = !o.no_probes;
+  bo.probe_options.read_bytes = o.probe_mib << 20;
+
+  const std::string size_str = [&] {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.2f MiB", model->weight_bytes() / 1048576.0);
+    return std::string(b);
+  }();
+  int64_t n_params = 0;
+  for (const GgufTensorInfo& t : model->gguf().tensors()) n_params += t.n_elements();
+  std::string ftype = "?";
+  if (auto ft = model->gguf().get_int_opt("general.file_type")) {
+    if (auto t = quant_target_for_file_type(static_cast<FileType>(*ft))) ftype = std::string(t->name);
+  }
+  if (!o.json) {
+    std::printf("model: %s (%s, %s, %s, %.3f B params), %s kernels, KV %s\n", o.model.c_str(),
+                model->config().arch.c_str(), ftype.c_str(), size_str.c_str(), n_params / 1e9,
+                std::string(isa_name(kernels.isa)).c_str(), o.kv_type.c_str());
+  }
+  bool header = false;
+  auto on_result = [&](const BenchResult& r) {
+    if (o.json) return;
+    if (!header) {
+      std::printf("| %-6s | %7s | %-8s | %20s | %-34s |\n", "test", "threads", "type", "t/s (median ± sd)",
+                  "roofline");
+      std::printf("|--------|---------|----------|----------------------|------------------------------------|\n");
+      header = true;
+    }
+    char roof[128] = "-";
+    if (r.peak > 0) {
+      if (r.basis == "read bandwidth") {
+        std::snprintf(roof, sizeof roof, "%5.1f%% of %.1f GB/s read", 100 * r.roofline, r.peak / 1e9);
+      } else {
+        std::snprintf(roof, sizeof roof, "%5.1f%% of %.0f G %s", 100 * r.roofline, r.peak / 1e9,
+                      r.basis == "int8 peak" ? "int8 op/s" : "fp32 flop/s");
+      }
+    }
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.median, r.stddev);
+    std::printf("| %-6s | %7d | %-8s | %20s | %-34s |\n", r.test.c_str(), r.threads, ftype.c_str(), ts, roof);
+    if (o.profile) print_profile(r.profile);
+    std::fflush(stdout);
+  };
+  const BenchReport rep = run_bench(*model, o.model, kernels, bo, on_result);
+
+  if (o.json) {
+    nlohmann::json j;
+    j["model"] = rep.model_path;
+    j["type"] = rep.model_type;
+    j["model_bytes"] = rep.model_bytes;
+    j["n_params"] = rep.n_params;
+    j["isa"] = rep.isa;
+    j["kv_type"] = o.kv_type;
+    j["stream_bytes_per_token"] = rep.stream_bytes_per_token;
+    j["matmul_ops_per_token"] = rep.matmul_ops_per_token;
+    j["probes"] = nlohmann::json::array();
+    for (const ProbeResult& p : rep.probes) {
+      j["probes"].push_back({{"threads", p.threads},
+                             {"isa", p.isa},
+                             {"read_bytes_per_s", p.read_bytes_per_s},
+                             {"int8_ops_per_s", p.int8_ops_per_s},
+                             {"fp32_fma_flops", p.fma_flops}});
+    }
+    j["results"] = nlohmann::json::array();
+    for (const BenchResult& r : rep.results) {
+      nlohmann::json x = {{"test", r.test},       {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen},
+                          {"threads", r.threads}, {"tok_s", r.tok_s},       {"median", r.median},
+                          {"mean", r.mean},       {"stddev", r.stddev}};
+      if (r.peak > 0) {
+        x["roofline"] = {{"achieved", r.achieved}, {"peak", r.peak}, {"ratio", r.roofline}, {"basis", r.basis}};
+      }
+      if (o.profile) x["profile"] = profile_json(r.profile);
+      j["results"].push_back(std::move(x));
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    for (const ProbeResult& p : rep.probes) {
+      std::printf("probe %d thread%s (%s): read %.1f GB/s, int8 %.0f Gop/s, fp32 fma %.0f GFLOP/s\n", p.threads,
+                  p.threads == 1 ? "" : "s", p.isa.c_str(), p.read_bytes_per_s / 1e9, p.int8_ops_per_s / 1e9,
+                  p.fma_flops / 1e9);
+    }
+    std::printf("weights streamed per generated token: %.2f MiB; matmul ops per token: %.2f G\n",
+                rep.stream_bytes_per_token / 1048576.0, rep.matmul_ops_per_token / 1e9);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app, Registry& r) {
+  auto o = std::make_shared<BenchCliOptions>();
+  CLI::App* sub = app.add_subcommand("bench", "Prompt-processing and generation speed with roofline probes");
+  sub->add_option("-m,--model", o->model, "GGUF model file")->required();
+  sub->add_option("-p,--n-prompt", o->n_prompt, "Prompt lengths, comma-separated (0 = skip)")->delimiter(',')->capture_default_str();
+  sub->add_option("-n,--n-gen", o->n_gen, "Generation lengths, comma-separated (0 = skip)")->delimiter(',')->capture_default_str();
+  sub->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (default: all hardware threads)")->delimiter(',');
+  sub->add_option("-r,--repetitions", o->reps, "Timed repetitions per test")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--kv-type", o->kv_type, "KV cache type: f16, f32, q8_0")->capture_default_str()->check(CLI::IsMember({"f16", "f32", "q8_0"}));
+  sub->add_option("--probe-mib", o->probe_mib, "Buffer size of the bandwidth probe, MiB")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_flag("--json", o->json, "Print the results as JSON");
+  sub->add_flag("--profile", o->profile, "Per-op time breakdown of the timed runs");
+  sub->add_flag("--no-probes", o->no_probes, "Skip the bandwidth/compute probes");
+  r.add(sub, [o] { return bench(*o); });
+}
+
+}  // namespace edgeinfer::cli

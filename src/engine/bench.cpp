@@ -1,0 +1,211 @@
+#include "engine/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+
+#include "kv/kv_storage.h"
+#include "model/forward.h"
+#include "quant/type_traits.h"
+#include "sampling/rng.h"
+#include "util/error.h"
+#include "util/thread_pool.h"
+
+namespace edgeinfer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+template <class F>
+void for_each_matrix(const Model& m, F&& f) {
+  const ModelWeights& w = m.weights();
+  for (const LayerWeights& L : w.layers) {
+    for (const WeightMatrix* x : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) f(*x);
+  }
+  f(w.output);
+}
+
+// The type most matmul weight bytes are in, as the model's label.
+TensorType dominant_type(const Model& m) {
+  std::map<TensorType, uint64_t> bytes;
+  for_each_matrix(m, [&](const WeightMatrix& x) { bytes[x.type] += x.row_bytes * static_cast<uint64_t>(x.n_out); });
+  TensorType best = TensorType::F32;
+  uint64_t most = 0;
+  for (auto& [t, b] : bytes) {
+    if (b > most) {
+      most = b;
+      best = t;
+    }
+  }
+  return best;
+}
+
+// One sequence over its own KV cache, driven directly through the forward pass.
+class BenchSequence {
+ public:
+  BenchSequence(const Model& m, const Kernels& k, ThreadPool& pool, int64_t n_ctx, TensorType kv_type)
+      : fwd_(m, k, pool) {
+    const int32_t bs = 16;
+    const int64_t n_blocks = (n_ctx + bs - 1) / bs;
+    kv_ = std::make_unique<KvStorage>(m.config().n_layer, m.config().kv_dim(), bs, static_cast<int32_t>(n_blocks), kv_type);
+    table_.resize(static_cast<size_t>(n_blocks));
+    for (int64_t i = 0; i < n_blocks; ++i) table_[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  }
+  void set_profile(ForwardProfile* p) { fwd_.set_profile(p); }
+  void decode(std::span<const int32_t> tokens, int64_t pos0) {
+    SeqBatch sb;
+    sb.tokens = tokens;
+    sb.pos0 = pos0;
+    sb.block_table = table_;
+    fwd_.forward(std::span<const SeqBatch>(&sb, 1), *kv_);
+  }
+
+ private:
+  ForwardPass fwd_;
+  std::unique_ptr<KvStorage> kv_;
+  std::vector<int32_t> table_;
+};
+
+}  // namespace
+
+uint64_t decode_stream_bytes(const Model& m) {
+  uint64_t b = 0;
+  for_each_matrix(m, [&](const WeightMatrix& x) { b += x.row_bytes * static_cast<uint64_t>(x.n_out); });
+  return b;
+}
+
+double matmul_ops_per_token(const Model& m) {
+  double n = 0;
+  for_each_matrix(m, [&](const WeightMatrix& x) { n += static_cast<double>(x.n_in) * static_cast<double>(x.n_out); });
+  return 2.0 * n;
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double stddev_of(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  double mean = 0;
+  for (double x : v) mean += x;
+  mean /= static_cast<double>(v.size());
+  double s = 0;
+  for (double x : v) s += (x - mean) * (x - mean);
+  return std::sqrt(s / static_cast<double>(v.size() - 1));
+}
+
+BenchReport run_bench(const Model& model, const std::string& model_path, const Kernels& kernels,
+                      const BenchOptions& opt, const std::function<void(const BenchResult&)>& on_result) {
+  const ModelConfig& c = model.config();
+  BenchReport rep;
+  rep.model_path = model_path;
+  const TensorType wt = dominant_type(model);
+  rep.model_type = std::string(tensor_type_name(wt));
+  rep.model_bytes = model.weight_bytes();
+  for (const GgufTensorInfo& t : model.gguf().tensors()) rep.n_params += t.n_elements();
+  rep.stream_bytes_per_token = decode_stream_bytes(model);
+  rep.matmul_ops_per_token = matmul_ops_per_token(model);
+  rep.isa = std::string(isa_name(kernels.isa));
+  const bool int_path = type_traits(wt).is_quantized;
+  if (opt.reps < 1) throw Error("bench: repetitions must be at least 1");
+
+  int max_p = 0, max_n = 0;
+  for (int p : opt.n_prompt) max_p = std::max(max_p, p);
+  for (int n : opt.n_gen) max_n = std::max(max_n, n);
+  const int64_t n_ctx = std::max<int64_t>(16, std::max(max_p, max_n));
+
+  Rng rng(opt.seed);
+  auto random_tokens = [&](int n) {
+    std::vector<int32_t> t(static_cast<size_t>(n));
+    for (int32_t& x : t) x = static_cast<int32_t>(rng.next_u64() % static_cast<uint64_t>(c.n_vocab));
+    return t;
+  };
+  // KV bytes one decode step reads at position p (K and V of every layer up to p).
+  const double kv_row_bytes = static_cast<double>(KvStorage::row_bytes_for(c.kv_dim(), opt.kv_type)) * 2.0 *
+                              static_cast<double>(c.n_layer);
+
+  for (int nth : opt.threads) {
+    if (nth < 1) throw Error("bench: thread count must be at least 1");
+    ThreadPool pool(nth);
+    ProbeResult probe;
+    if (opt.probes) {
+      probe = run_probes(pool, opt.probe_options);
+      rep.probes.push_back(probe);
+    }
+    BenchSequence seq(model, kernels, pool, n_ctx, opt.kv_type);
+
+    auto finish = [&](BenchResult& r, double work_per_token, double peak, const char* basis) {
+      r.median = median_of(r.tok_s);
+      double mean = 0;
+      for (double x : r.tok_s) mean += x;
+      r.mean = mean / static_cast<double>(r.tok_s.size());
+      r.stddev = stddev_of(r.tok_s);
+      if (opt.probes && peak > 0) {
+        r.achieved = work_per_token * r.median;
+        r.peak = peak;
+        r.roofline = r.achieved / peak;
+        r.basis = basis;
+      }
+      if (on_result) on_result(r);
+      rep.results.push_back(std::move(r));
+    };
+
+    for (int np : opt.n_prompt) {
+      if (np <= 0) continue;
+      BenchResult r;
+      r.test = "pp" + std::to_string(np);
+      r.n_prompt = np;
+      r.threads = nth;
+      const std::vector<int32_t> toks = random_tokens(np);
+      seq.decode(toks, 0);  // warm-up
+      ForwardProfile prof;
+      if (opt.profile) seq.set_profile(&prof);
+      for (int i = 0; i < opt.reps; ++i) {
+        const auto t0 = Clock::now();
+        seq.decode(toks, 0);
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        r.tok_s.push_back(np / s);
+      }
+      seq.set_profile(nullptr);
+      r.profile = prof;
+      // Attention: for each token at position p, 2·p·q_dim (scores) + 2·p·q_dim (values) ops.
+      const double attn_ops = 4.0 * static_cast<double>(c.q_dim()) * static_cast<double>(c.n_layer) * (np + 1) / 2.0;
+      finish(r, rep.matmul_ops_per_token + attn_ops, int_path ? probe.int8_ops_per_s : probe.fma_flops,
+             int_path ? "int8 peak" : "fp32 fma peak");
+    }
+    for (int ng : opt.n_gen) {
+      if (ng <= 0) continue;
+      BenchResult r;
+      r.test = "tg" + std::to_string(ng);
+      r.n_gen = ng;
+      r.threads = nth;
+      const std::vector<int32_t> toks = random_tokens(ng);
+      auto run_once = [&] {
+        for (int i = 0; i < ng; ++i) seq.decode(std::span<const int32_t>(&toks[static_cast<size_t>(i)], 1), i);
+      };
+      run_once();  // warm-up
+      ForwardProfile prof;
+      if (opt.profile) seq.set_profile(&prof);
+      for (int i = 0; i < opt.reps; ++i) {
+        const auto t0 = Clock::now();
+        run_once();
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        r.tok_s.push_back(ng / s);
+      }
+      seq.set_profile(nullptr);
+      r.profile = prof;
+      const double bytes = static_cast<double>(rep.stream_bytes_per_token) + kv_row_bytes * (ng + 1) / 2.0;
+      finish(r, bytes, probe.read_bytes_per_s, "read bandwidth");
+    }
+  }
+  rep.isa = std::string(isa_name(kernels.isa));
+  return rep;
+}
+
+}  // namespace edgeinfer

@@ -1,0 +1,79 @@
+#pragma once
+// `edgeinfer bench`: prompt processing and generation speed with llama-bench's meaning, plus the
+// machine probes (util/probes.h) measured in the same run, so each figure comes with its roofline
+// ratio.
+//   ppN: one batch of N random tokens decoded from an empty KV cache; tok/s = N / time.
+//   tgN: N random tokens decoded one at a time from an empty cache; tok/s = N / time.
+// Each test runs once as a warm-up, then `reps` times; the figure is the median ± the sample
+// standard deviation of the repetitions.
+// Roofline: generation against memory bandwidth (bytes the weights and KV cache stream per token ×
+// tok/s ÷ probed read bandwidth), prompt processing against compute (matmul + attention ops per
+// token × tok/s ÷ the probed int8 dot-product peak for quantized weights, the FP32 FMA peak for
+// float weights).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "model/forward_profile.h"
+#include "model/model.h"
+#include "quant/tensor_type.h"
+#include "util/probes.h"
+
+namespace edgeinfer {
+
+struct BenchOptions {
+  std::vector<int> n_prompt = {512};  // 0 entries are skipped
+  std::vector<int> n_gen = {128};
+  std::vector<int> threads = {1};
+  int reps = 5;
+  TensorType kv_type = TensorType::F16;
+  bool probes = true;
+  bool profile = false;  // per-op time breakdown of the timed repetitions
+  uint64_t seed = 1234;
+  ProbeOptions probe_options;
+};
+
+struct BenchResult {
+  std::string test;  // "pp512", "tg128"
+  int n_prompt = 0;
+  int n_gen = 0;
+  int threads = 0;
+  std::vector<double> tok_s;  // one per repetition
+  double median = 0;
+  double mean = 0;
+  double stddev = 0;
+  // Roofline: achieved / peak, and what was compared (0 when probes are off).
+  double achieved = 0;   // bytes/s (tg) or ops/s (pp) at the median speed
+  double peak = 0;
+  double roofline = 0;
+  std::string basis;     // "read bandwidth", "int8 peak", "fp32 fma peak"
+  ForwardProfile profile;  // filled with BenchOptions::profile
+};
+
+struct BenchReport {
+  std::string model_path;
+  std::string model_type;  // e.g. "q4_0" (most common matmul weight type)
+  int64_t n_params = 0;
+  uint64_t model_bytes = 0;
+  uint64_t stream_bytes_per_token = 0;  // weights read per generated token (matmuls)
+  double matmul_ops_per_token = 0;      // 2 · weights in matmuls
+  std::string isa;
+  std::vector<ProbeResult> probes;  // one per thread count
+  std::vector<BenchResult> results;
+};
+
+// Bytes of matmul weights one decode step streams (every layer matrix + the output matrix).
+uint64_t decode_stream_bytes(const Model& m);
+// 2 · (number of matmul weights): ops per token of the matmuls.
+double matmul_ops_per_token(const Model& m);
+// Median and sample standard deviation.
+double median_of(std::vector<double> v);
+double stddev_of(const std::vector<double>& v);
+
+// Runs every (test, thread count). `on_result` is called as each finishes (progress output).
+BenchReport run_bench(const Model& model, const std::string& model_path, const Kernels& kernels,
+                      const BenchOptions& opt, const std::function<void(const BenchResult&)>& on_result = {});
+
+}  // namespace edgeinfer

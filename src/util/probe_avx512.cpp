@@ -1,0 +1,54 @@
+// AVX-512 inner loops of the machine probes (compiled with the AVX-512 + VNNI flags; called only
+// when the CPU has them).
+#include <immintrin.h>
+
+#include "util/probe_kernels.h"
+
+namespace edgeinfer::probe {
+
+uint64_t int8_dot_avx512(int64_t iters, int32_t seed, int32_t* sink) {
+  // vpdpbusd: 64 u8 x s8 multiply-adds into 16 int32 lanes per instruction; 10 chains cover
+  // its latency on two ports.
+  __m512i a = _mm512_set1_epi8(static_cast<char>(seed & 0x7f));
+  __m512i b = _mm512_set1_epi8(static_cast<char>((seed >> 8) & 0x3f));
+  __m512i acc[10];
+  for (auto& v : acc) v = _mm512_setzero_si512();
+  for (int64_t i = 0; i < iters; ++i) {
+    __asm__ volatile("" : "+v"(a), "+v"(b));
+    for (int k = 0; k < 10; ++k) acc[k] = _mm512_dpbusd_epi32(acc[k], a, b);
+  }
+  __m512i s = acc[0];
+  for (int k = 1; k < 10; ++k) s = _mm512_add_epi32(s, acc[k]);
+  *sink = _mm512_reduce_add_epi32(s);
+  return static_cast<uint64_t>(iters) * 10 * 64 * 2;
+}
+
+uint64_t fma_f32_avx512(int64_t iters, float seed, float* sink) {
+  const __m512 m = _mm512_set1_ps(0.999999f);
+  const __m512 c = _mm512_set1_ps(seed * 1e-7f);
+  __m512 acc[12];
+  for (int k = 0; k < 12; ++k) acc[k] = _mm512_set1_ps(seed + static_cast<float>(k));
+  for (int64_t i = 0; i < iters; ++i) {
+    for (int k = 0; k < 12; ++k) acc[k] = _mm512_fmadd_ps(acc[k], m, c);
+    __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[6]));
+  }
+  __m512 s = acc[0];
+  for (int k = 1; k < 12; ++k) s = _mm512_add_ps(s, acc[k]);
+  *sink = _mm512_reduce_add_ps(s);
+  return static_cast<uint64_t>(iters) * 12 * 16 * 2;
+}
+
+uint64_t read_avx512(const void* p, size_t n) {
+  const auto* v = static_cast<const __m512i*>(p);
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i < n / 64; i += 4) {
+    a0 = _mm512_xor_si512(a0, _mm512_load_si512(v + i));
+    a1 = _mm512_xor_si512(a1, _mm512_load_si512(v + i + 1));
+    a2 = _mm512_xor_si512(a2, _mm512_load_si512(v + i + 2));
+    a3 = _mm512_xor_si512(a3, _mm512_load_si512(v + i + 3));
+  }
+  const __m512i s = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
+  return static_cast<uint64_t>(_mm512_reduce_add_epi64(s));
+}
+
+}  // namespace edgeinfer::probe

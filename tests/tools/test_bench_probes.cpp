@@ -1,0 +1,78 @@
+// Bench and machine probes: sane, positive figures on a small model; statistics helpers.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "engine/bench.h"
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "tools_test_util.h"
+#include "util/probes.h"
+#include "util/thread_pool.h"
+
+namespace edgeinfer::test {
+namespace {
+
+TEST(Probes, GivePlausibleFigures) {
+  ThreadPool pool(1);
+  ProbeOptions po;
+  po.read_bytes = size_t{64} << 20;
+  po.read_passes = 3;
+  po.compute_seconds = 0.01;
+  const ProbeResult r = run_probes(pool, po);
+  std::printf("[probes 1 thread, %s] read %.1f GB/s, int8 %.1f Gop/s, fp32 fma %.1f GFLOP/s\n", r.isa.c_str(),
+              r.read_bytes_per_s / 1e9, r.int8_ops_per_s / 1e9, r.fma_flops / 1e9);
+  // Any machine this runs on streams more than 0.5 GB/s and less than 2 TB/s from one thread...
+  EXPECT_GT(r.read_bytes_per_s, 0.5e9);
+  EXPECT_LT(r.read_bytes_per_s, 2e12);
+  // ...and one core does between 1 and 10,000 G ops/s.
+  EXPECT_GT(r.int8_ops_per_s, 1e9);
+  EXPECT_LT(r.int8_ops_per_s, 1e13);
+  EXPECT_GT(r.fma_flops, 1e9);
+  EXPECT_LT(r.fma_flops, 1e13);
+}
+
+TEST(Bench, RunsPpAndTgOnSynthLlama) {
+  auto model = Model::load(data_file("models/synth-llama-q4_0.gguf"));
+  BenchOptions bo;
+  bo.n_prompt = {32};
+  bo.n_gen = {8};
+  bo.threads = {1};
+  bo.reps = 3;
+  bo.profile = true;
+  bo.probe_options.read_bytes = size_t{32} << 20;
+  bo.probe_options.compute_seconds = 0.01;
+  int calls = 0;
+  const BenchReport rep =
+      run_bench(*model, "synth-llama-q4_0", kernels_for(select_isa()), bo, [&](const BenchResult&) { ++calls; });
+  EXPECT_EQ(calls, 2);
+  ASSERT_EQ(rep.results.size(), 2u);
+  ASSERT_EQ(rep.probes.size(), 1u);
+  EXPECT_EQ(rep.model_type, "q4_0");
+  EXPECT_GT(rep.stream_bytes_per_token, 1000000u);
+  EXPECT_LT(rep.stream_bytes_per_token, model->weight_bytes());
+  for (const BenchResult& r : rep.results) {
+    SCOPED_TRACE(r.test);
+    std::printf("[bench] %s t=%d: %.1f ± %.1f tok/s, roofline %.1f%% of %s\n", r.test.c_str(), r.threads, r.median,
+                r.stddev, 100 * r.roofline, r.basis.c_str());
+    ASSERT_EQ(r.tok_s.size(), 3u);
+    EXPECT_GT(r.median, 1.0);
+    EXPECT_GT(r.roofline, 0.0);
+    EXPECT_EQ(r.basis, r.test[0] == 't' ? "read bandwidth" : "int8 peak");
+    // Every timed forward call was profiled, and the ops account for the time.
+    EXPECT_EQ(r.profile.forward_calls, r.test[0] == 't' ? 3u * 8u : 3u);
+    EXPECT_GT(r.profile.total(), 0.0);
+    EXPECT_GT(r.profile.seconds[static_cast<int>(FwdOp::GateUp)], 0.0);
+  }
+}
+
+TEST(Bench, Statistics) {
+  EXPECT_DOUBLE_EQ(median_of({3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(median_of({4, 1, 2, 3}), 2.5);
+  EXPECT_DOUBLE_EQ(stddev_of({1, 1, 1}), 0.0);
+  EXPECT_NEAR(stddev_of({1, 2, 3, 4}), 1.2909944, 1e-6);
+  EXPECT_DOUBLE_EQ(stddev_of({5}), 0.0);
+}
+
+}  // namespace
+}  // namespace edgeinfer::test
