@@ -24,9 +24,11 @@ std::string pcre2_message(int rc) {
   return reinterpret_cast<const char*>(buf);
 }
 
+}  // namespace
+
 // Per-call match state: match data sized for the largest pattern, and a JIT stack grown on
 // demand (the default 32 KiB machine stack suffices for the shipped patterns on normal text).
-class Matcher {
+class PreTokenizer::Matcher {
  public:
   Matcher() { md_ = pcre2_match_data_create(8, nullptr); }
   ~Matcher() {
@@ -73,8 +75,6 @@ class Matcher {
   size_t stack_size_ = 0;
 };
 
-}  // namespace
-
 PreTokenizer::PreTokenizer(const std::vector<std::string>& regexes, const std::string& owner,
                            const std::string& name)
     : owner_(owner) {
@@ -98,35 +98,41 @@ PreTokenizer::PreTokenizer(const std::vector<std::string>& regexes, const std::s
 
 PreTokenizer::~PreTokenizer() = default;
 
-void PreTokenizer::split(std::string_view text, std::vector<TextSpan>& out, std::vector<TextSpan>& scratch) const {
-  out.clear();
-  if (text.empty()) return;
-  out.push_back({0, text.size()});
-  Matcher m;
-  for (const auto& re : regexes_) {
-    scratch.clear();
-    for (const TextSpan& span : out) {
-      // Each piece is matched as its own subject, so lookarounds and "$" see only the piece.
-      const char* subject = text.data() + span.offset;
-      const size_t len = span.length;
-      size_t pos = 0, last = 0;
-      while (pos < len) {
-        size_t ms = 0, me = 0;
-        if (!m.match(re->code, subject, len, pos, ms, me, owner_)) break;
-        if (me == ms) {  // empty match: no piece; move on by one character
-          if (ms >= len) break;
-          pos = ms + utf8::unit_len(std::string_view(subject, len), ms);
-          continue;
-        }
-        if (ms > last) scratch.push_back({span.offset + last, ms - last});
-        scratch.push_back({span.offset + ms, me - ms});
-        last = me;
-        pos = me;
-      }
-      if (last < len) scratch.push_back({span.offset + last, len - last});
-    }
-    out.swap(scratch);
+void PreTokenizer::split_level(size_t level, std::string_view text, size_t offset, size_t length, Matcher& m,
+                               const Emit& emit) const {
+  if (level == regexes_.size()) {
+    emit(offset, length);
+    return;
   }
+  const pcre2_code* code = regexes_[level]->code;
+  // Each piece is matched as its own subject, so lookarounds and "$" see only the piece.
+  const char* subject = text.data() + offset;
+  size_t pos = 0, last = 0;
+  while (pos < length) {
+    size_t ms = 0, me = 0;
+    if (!m.match(code, subject, length, pos, ms, me, owner_)) break;
+    if (me == ms) {  // empty match: no piece; move on by one character
+      if (ms >= length) break;
+      pos = ms + utf8::unit_len(std::string_view(subject, length), ms);
+      continue;
+    }
+    if (ms > last) split_level(level + 1, text, offset + last, ms - last, m, emit);
+    split_level(level + 1, text, offset + ms, me - ms, m, emit);
+    last = me;
+    pos = me;
+  }
+  if (last < length) split_level(level + 1, text, offset + last, length - last, m, emit);
+}
+
+void PreTokenizer::split(std::string_view text, const Emit& emit) const {
+  if (text.empty()) return;
+  Matcher m;
+  split_level(0, text, 0, text.size(), m, emit);
+}
+
+void PreTokenizer::split(std::string_view text, std::vector<TextSpan>& out) const {
+  out.clear();
+  split(text, [&](size_t offset, size_t length) { out.push_back({offset, length}); });
 }
 
 }  // namespace edgeinfer

@@ -4,6 +4,7 @@
 // reference engine and Hugging Face's "Split(..., Isolated)" do. Run by PCRE2 (UTF + Unicode
 // properties, JIT compiled; invalid UTF-8 is tolerated and never matched by a class).
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,11 +26,18 @@ class PreTokenizer {
   PreTokenizer(const PreTokenizer&) = delete;
   PreTokenizer& operator=(const PreTokenizer&) = delete;
 
-  // Splits text into consecutive non-empty spans that cover it exactly. `scratch` is reused.
-  void split(std::string_view text, std::vector<TextSpan>& out, std::vector<TextSpan>& scratch) const;
+  // Calls emit(offset, length) for consecutive non-empty pieces that cover text exactly, in
+  // order. Streams: memory does not grow with the text.
+  using Emit = std::function<void(size_t offset, size_t length)>;
+  void split(std::string_view text, const Emit& emit) const;
+  // Convenience form collecting the pieces.
+  void split(std::string_view text, std::vector<TextSpan>& out) const;
 
  private:
   struct Compiled;
+  class Matcher;
+  void split_level(size_t level, std::string_view text, size_t offset, size_t length, Matcher& m,
+                   const Emit& emit) const;
   std::vector<std::unique_ptr<Compiled>> regexes_;
   std::string owner_;
 };

@@ -99,13 +99,20 @@ void spm_encode_piece(const Vocab& vocab, std::string_view text, SpmScratch& sc,
 
 }  // namespace
 
-void spm_encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) {
+void spm_encode(const Vocab& vocab, std::string_view text, WordCache& cache, std::vector<int32_t>& out) {
   if (text.empty()) return;
   SpmScratch sc;
   if (!vocab.spm_split_words) {
     spm_encode_piece(vocab, text, sc, out);
     return;
   }
+  auto word = [&](std::string_view w) {
+    const bool cacheable = cache.cacheable(w);
+    if (cacheable && cache.lookup(w, out)) return;
+    const size_t start = out.size();
+    spm_encode_piece(vocab, w, sc, out);
+    if (cacheable) cache.store(w, out.data() + start, out.size() - start);
+  };
   // Word starts: a "▁" whose previous character is not "▁".
   static constexpr std::string_view kSpace = "\xE2\x96\x81";
   size_t begin = 0;
@@ -113,12 +120,12 @@ void spm_encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>&
   while (pos != std::string_view::npos) {
     const bool after_space = pos >= kSpace.size() && text.substr(pos - kSpace.size(), kSpace.size()) == kSpace;
     if (pos > begin && !after_space) {
-      spm_encode_piece(vocab, text.substr(begin, pos - begin), sc, out);
+      word(text.substr(begin, pos - begin));
       begin = pos;
     }
     pos = text.find(kSpace, pos + kSpace.size());
   }
-  spm_encode_piece(vocab, text.substr(begin), sc, out);
+  word(text.substr(begin));
 }
 
 }  // namespace edgeinfer

@@ -7,10 +7,11 @@
 #include <vector>
 
 #include "tokenizer/vocab.h"
+#include "tokenizer/word_cache.h"
 
 namespace edgeinfer {
 
 // `text` must already have spaces escaped as "▁" (and the space prefix added by the caller).
-void spm_encode(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out);
+void spm_encode(const Vocab& vocab, std::string_view text, WordCache& cache, std::vector<int32_t>& out);
 
 }  // namespace edgeinfer

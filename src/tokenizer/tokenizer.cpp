@@ -2,35 +2,42 @@
 // decode, and accessors.
 #include "tokenizer/tokenizer.h"
 
+
 #include "tokenizer/byte_level.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/tokenizer_impl.h"
+#include "tokenizer/word_cache.h"
 #include "tokenizer/wpm.h"
 #include "util/error.h"
 
 namespace edgeinfer {
 
-void Tokenizer::Impl::encode_bpe(std::string_view text, std::vector<int32_t>& out) const {
-  std::vector<TextSpan> words, scratch;
-  pre->split(text, words, scratch);
+void Tokenizer::Impl::encode_bpe(std::string_view text, WordCache& cache, std::vector<int32_t>& out) const {
   BpeScratch bpe;
   std::vector<int32_t> ids;
   std::string encoded;
-  for (const TextSpan& w : words) {
-    const std::string_view word = text.substr(w.offset, w.length);
+  pre->split(text, [&](size_t offset, size_t length) {
+    const std::string_view word = text.substr(offset, length);
+    const bool cacheable = cache.cacheable(word);
+    if (cacheable && cache.lookup(word, out)) return;
+    const size_t start = out.size();
+    bool whole = false;
     if (vocab.ignore_merges) {
       encoded.clear();
       byte_level::encode(word, encoded);
       const int32_t id = vocab.find(encoded);
       if (id >= 0) {
         out.push_back(id);
-        continue;
+        whole = true;
       }
     }
-    ids.resize(word.size());
-    for (size_t i = 0; i < word.size(); ++i) ids[i] = byte_level_token[static_cast<unsigned char>(word[i])];
-    bpe_merge(merges, ids.data(), ids.size(), bpe, out);
-  }
+    if (!whole) {
+      ids.resize(word.size());
+      for (size_t i = 0; i < word.size(); ++i) ids[i] = byte_level_token[static_cast<unsigned char>(word[i])];
+      bpe_merge(merges, ids.data(), ids.size(), bpe, out);
+    }
+    if (cacheable) cache.store(word, out.data() + start, out.size() - start);
+  });
 }
 
 std::string_view Tokenizer::Impl::piece(int32_t id, bool show_special) const {
@@ -47,6 +54,7 @@ void Tokenizer::encode_into(std::string_view text, bool add_special, bool parse_
   const Vocab& v = im.vocab;
   std::vector<Fragment> frags;
   im.partition(text, parse_special, frags);
+  WordCache cache(text.size() >= WordCache::kMinText);
 
   switch (v.type) {
     case VocabType::Spm: {
@@ -65,7 +73,7 @@ void Tokenizer::encode_into(std::string_view text, bool add_special, bool parse_
           if (c == ' ') escaped.append("\xE2\x96\x81");
           else escaped.push_back(c);
         }
-        spm_encode(v, escaped, out);
+        spm_encode(v, escaped, cache, out);
         prev_special = false;
       }
       if (add_special && v.add_eos && v.eos >= 0) out.push_back(v.eos);
@@ -75,7 +83,7 @@ void Tokenizer::encode_into(std::string_view text, bool add_special, bool parse_
       if (add_special && v.add_bos && v.bos >= 0) out.push_back(v.bos);
       for (const Fragment& f : frags) {
         if (f.token >= 0) out.push_back(f.token);
-        else im.encode_bpe(text.substr(f.offset, f.length), out);
+        else im.encode_bpe(text.substr(f.offset, f.length), cache, out);
       }
       if (add_special && v.add_eos && v.eos >= 0) out.push_back(v.eos);
       break;
@@ -94,7 +102,7 @@ void Tokenizer::encode_into(std::string_view text, bool add_special, bool parse_
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
   std::vector<int32_t> out;
-  out.reserve(text.size() / 3 + 4);
+  out.reserve(text.size() / 2 + 4);  // typical: 2.5-4 bytes per token
   encode_into(text, add_special, parse_special, out);
   return out;
 }
@@ -109,6 +117,7 @@ void Tokenizer::append_piece(int32_t id, bool show_special, std::string& out) co
 
 std::string Tokenizer::decode(std::span<const int32_t> ids, bool show_special, bool at_text_start) const {
   std::string out;
+  out.reserve(ids.size() * 4);  // typical piece length; avoids repeated regrowth for long outputs
   bool strip = at_text_start && strips_leading_space();
   for (int32_t id : ids) {
     std::string_view p = impl_->piece(id, show_special);

@@ -10,6 +10,7 @@
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vocab.h"
+#include "tokenizer/word_cache.h"
 
 namespace edgeinfer {
 
@@ -39,7 +40,7 @@ struct Tokenizer::Impl {
   std::vector<int32_t> special_rank;
 
   void partition(std::string_view text, bool parse_special, std::vector<Fragment>& out) const;
-  void encode_bpe(std::string_view text, std::vector<int32_t>& out) const;
+  void encode_bpe(std::string_view text, WordCache& cache, std::vector<int32_t>& out) const;
   std::string_view piece(int32_t id, bool show_special) const;
 };
 

@@ -20,8 +20,8 @@ std::vector<std::string> split(const std::string& pre, const std::string& text) 
   const PreTokenizerSpec* spec = find_pre_tokenizer(pre);
   if (!spec) throw std::runtime_error("no spec " + pre);
   PreTokenizer p(spec->regexes, "test", pre);
-  std::vector<TextSpan> spans, scratch;
-  p.split(text, spans, scratch);
+  std::vector<TextSpan> spans;
+  p.split(text, spans);
   std::vector<std::string> out;
   for (const TextSpan& s : spans) out.push_back(text.substr(s.offset, s.length));
   return out;
