@@ -38,7 +38,7 @@ const float* SequenceRunner::eval(std::span<const int32_t> tokens, bool all_logi
     sb.tokens = tokens.subspan(i, len);
     sb.pos0 = n_past_;
     sb.block_table = block_table_;
-    sb.all_logits = all_logits;
+    sb.logits = all_logits ? SeqBatch::Logits::All : (i + len == n ? SeqBatch::Logits::Last : SeqBatch::Logits::None);
     last = fwd_.forward(std::span<const SeqBatch>(&sb, 1), *kv_);
     n_past_ += len;
     if (all_logits) std::memcpy(all_logits_.data() + i * V, last, sizeof(float) * len * V);

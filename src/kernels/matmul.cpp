@@ -14,6 +14,9 @@ namespace {
 constexpr int64_t kRowChunk = 16;
 // Tokens per gemm tile call: bounds the activation working set.
 constexpr int64_t kTokenChunk = 64;
+// Below this many multiply-adds a matmul runs on the calling thread alone: the hand-off to the
+// pool costs more than the work (tiny models, the last rows of a batch).
+constexpr int64_t kMinParallelMacs = 1 << 16;
 
 size_t row_bytes_or_throw(TensorType t, int64_t n) {
   auto b = tensor_row_bytes(t, n);
@@ -33,13 +36,11 @@ void convert_activations(const Kernels& k, ThreadPool& pool, TensorType vdt, int
   FromFloatFn conv = k.from_float[static_cast<uint32_t>(vdt)];
   if (!conv) throw Error("matmul: no conversion to " + std::string(tensor_type_name(vdt)));
   uint8_t* dst = scratch.act.data();
-  if (n_tokens == 1) {
-    conv(x, dst, n_in);
-    return;
-  }
-  pool.parallel_for(n_tokens, [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) conv(x + t * n_in, dst + t * rb, n_in);
-  });
+  pool.parallel_for(
+      n_tokens, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) conv(x + t * n_in, dst + t * rb, n_in);
+      },
+      std::max<int64_t>(1, 16384 / n_in));
 }
 
 void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
@@ -54,7 +55,7 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
   if (!dot) throw Error("matmul: no dot product for " + std::string(tensor_type_name(w.type)));
 
   const int64_t n_chunks = (n_out + kRowChunk - 1) / kRowChunk;
-  pool.run([&](int ith, int nth) {
+  auto work = [&](int ith, int nth) {
     // Contiguous chunk ranges per thread: each thread streams its own slice of the weights.
     const int64_t c0 = n_chunks * ith / nth, c1 = n_chunks * (ith + 1) / nth;
     for (int64_t c = c0; c < c1; ++c) {
@@ -74,7 +75,12 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
         }
       }
     }
-  });
+  };
+  if (pool.size() == 1 || n_out * w.n_in * n_tokens < kMinParallelMacs) {
+    work(0, 1);
+  } else {
+    pool.run(work);
+  }
 }
 
 void matmul(const Kernels& k, ThreadPool& pool, const WeightMatrix& w, const float* x,

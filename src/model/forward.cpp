@@ -81,7 +81,9 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       }
       tok_seq_.push_back(static_cast<int32_t>(s));
       tok_pos_.push_back(sb.pos0 + i);
-      if (sb.all_logits || i == len - 1) out_rows_.push_back(n + i);
+      if (sb.logits == SeqBatch::Logits::All || (sb.logits == SeqBatch::Logits::Last && i == len - 1)) {
+        out_rows_.push_back(n + i);
+      }
     }
     n += len;
     max_ctx = std::max(max_ctx, end);
@@ -91,6 +93,9 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
   reserve(n, max_ctx);
 
   const int64_t E = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), F = c.n_ff, HD = c.head_dim;
+  // Per-token element-wise work is split across threads only when there is enough of it.
+  const int64_t min_tokens_per_thread = std::max<int64_t>(1, 65536 / std::max(E, F));
+  auto par_tokens = [&](auto&& fn) { pool.parallel_for(n, fn, min_tokens_per_thread); };
   float* x = x_.data();
   float* xb = xb_.data();
   float* q = q_.data();
@@ -106,7 +111,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
   // Embeddings: dequantize each token's row.
   {
     const TypeTraits& et = type_traits(w.token_embd.type);
-    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+    par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         const SeqBatch& sb = seqs[tok_seq_[t]];
         const int32_t tok = sb.tokens[tok_pos_[t] - sb.pos0];
@@ -125,7 +130,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     const LayerWeights& L = w.layers[il];
 
     // --- attention ---
-    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+    par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.attn_norm.data, xb + t * E, E, c.rms_eps);
     });
     lap(FwdOp::AttnNorm);
@@ -137,7 +142,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     add_bias(vv, L.bv, n, KVD);
     lap(FwdOp::Qkv);
 
-    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+    par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         rope(q + t * QD, c.n_head, tok_pos_[t], rope_p);
         rope(kk + t * KVD, c.n_head_kv, tok_pos_[t], rope_p);
@@ -153,7 +158,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
 
     // One task per (token, head); each reads its own sequence's rows up to its position.
     const int64_t n_tasks = n * c.n_head;
-    pool.run([&](int ith, int nth) {
+    auto attend = [&](int ith, int nth) {
       float* scratch = attn_scratch_.data() + ith * attn_scratch_per_thread_;
       const int64_t a0 = n_tasks * ith / nth, a1 = n_tasks * (ith + 1) / nth;
       for (int64_t task = a0; task < a1; ++task) {
@@ -169,29 +174,37 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
         view.block_table = sb.block_table.data();
         attend_head(K, view, shape, h, q + t * QD + h * HD, tok_pos_[t] + 1, attn + t * QD + h * HD, scratch);
       }
-    });
+    };
+    // Attention work grows with context; tiny workloads stay on the caller.
+    int64_t attn_work = 0;
+    for (int64_t t = 0; t < n; ++t) attn_work += (tok_pos_[t] + 1) * QD;
+    if (attn_work < (1 << 15)) {
+      attend(0, 1);
+    } else {
+      pool.run(attend);
+    }
     lap(FwdOp::Attention);
 
     matmul(K, pool, L.wo, attn, n, xb, mm_);
-    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+    par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) add_inplace(x + t * E, xb + t * E, E);
     });
     lap(FwdOp::AttnOut);
 
     // --- feed-forward ---
-    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+    par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.ffn_norm.data, xb + t * E, E, c.rms_eps);
     });
     lap(FwdOp::FfnNorm);
     matmul(K, pool, L.w_gate, xb, n, gate_.data(), mm_);
     matmul(K, pool, L.w_up, xb, n, up_.data(), mm_);
     lap(FwdOp::GateUp);
-    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+    par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) silu_mul(gate_.data() + t * F, up_.data() + t * F, gate_.data() + t * F, F);
     });
     lap(FwdOp::Act);
     matmul(K, pool, L.w_down, gate_.data(), n, xb, mm_);
-    pool.parallel_for(n, [&](int64_t t0, int64_t t1) {
+    par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) add_inplace(x + t * E, xb + t * E, E);
     });
     lap(FwdOp::Down);
@@ -199,6 +212,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
 
   // --- output: only the rows asked for ---
   const int64_t R = n_out_rows_;
+  if (R == 0) return logits_.data();
   for (int64_t r = 0; r < R; ++r) rms_norm(x + out_rows_[r] * E, w.output_norm.data, xb + r * E, E, c.rms_eps);
   grow(logits_, R * c.n_vocab);
   matmul(K, pool, w.output, xb, R, logits_.data(), mm_);

@@ -22,16 +22,19 @@ struct SeqBatch {
   int64_t pos0 = 0;
   // Blocks of the sequence, covering positions [0, pos0 + tokens.size()).
   std::span<const int32_t> block_table;
-  // Logits for every new token (true) or only for the last one (false).
-  bool all_logits = false;
+  // Which of the new tokens need logits: none (a prompt chunk that does not end the prompt),
+  // the last one (the next token is sampled from it), or all (speculative verification,
+  // perplexity, reference comparisons).
+  enum class Logits { None, Last, All };
+  Logits logits = Logits::Last;
 };
 
 class ForwardPass {
  public:
   ForwardPass(const Model& model, const Kernels& kernels, ThreadPool& pool);
 
-  // Runs the batch. Returns logits as [n_rows][n_vocab]: for each sequence in order, its rows
-  // (all new tokens or the last one). The pointer stays valid until the next call.
+  // Runs the batch. Returns logits as [n_rows][n_vocab]: for each sequence in order, the rows
+  // its `logits` mode asks for. The pointer stays valid until the next call.
   // Throws Error for out-of-range token ids or a block table too short for the positions.
   const float* forward(std::span<const SeqBatch> seqs, KvStorage& kv);
   int64_t n_logit_rows() const { return n_out_rows_; }

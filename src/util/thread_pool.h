@@ -29,8 +29,15 @@ class ThreadPool {
   }
 
   // Splits [0, n) into n_threads contiguous ranges and calls fn(begin, end) for each non-empty one.
+  // Runs inline on the caller when n < 2 * min_per_thread: waking threads for a few microseconds
+  // of work costs more than it saves (and far more when other processes hold the cores).
   template <class F>
-  void parallel_for(int64_t n, F&& fn) {
+  void parallel_for(int64_t n, F&& fn, int64_t min_per_thread = 1) {
+    if (n <= 0) return;
+    if (n_threads_ == 1 || n < 2 * min_per_thread) {
+      fn(int64_t{0}, n);
+      return;
+    }
     run([&](int ith, int nth) {
       int64_t begin = n * ith / nth, end = n * (ith + 1) / nth;
       if (begin < end) fn(begin, end);

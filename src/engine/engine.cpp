@@ -1,0 +1,444 @@
+#include "engine/engine.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "engine/kv_persist.h"
+#include "tokenizer/stream_decoder.h"
+#include "util/error.h"
+
+namespace edgeinfer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// What makes KV of equal tokens differ: the weights (file identity), the KV element type and the
+// block size. Persisted blocks of another model or layout can then never match.
+BlockHash model_root_hash(const Model& m, TensorType kv_type, int32_t block_size) {
+  const GgufFile& f = m.gguf();
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  const uint64_t header[4] = {f.file_size(), f.tensors().size(), static_cast<uint64_t>(kv_type),
+                              static_cast<uint64_t>(block_size)};
+  XXH3_64bits_update(st, header, sizeof(header));
+  for (const auto& t : f.tensors()) {
+    XXH3_64bits_update(st, t.name.data(), t.name.size());
+    const size_t n = std::min<uint64_t>(t.n_bytes, 4096);
+    XXH3_64bits_update(st, t.data, n);
+    XXH3_64bits_update(st, t.data + t.n_bytes - n, n);
+  }
+  const BlockHash h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
+}
+
+}  // namespace
+
+const char* finish_reason_name(FinishReason r) {
+  switch (r) {
+    case FinishReason::None: return "none";
+    case FinishReason::Stop: return "stop";
+    case FinishReason::Length: return "length";
+    case FinishReason::Cancelled: return "cancelled";
+    case FinishReason::Error: return "error";
+  }
+  return "?";
+}
+
+Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineOptions& opt)
+    : model_(model),
+      tok_(tokenizer),
+      opt_(opt),
+      pool_(opt.n_threads > 0 ? opt.n_threads : ThreadPool::hardware_threads()),
+      fwd_(model, kernels_for(select_isa()), pool_) {
+  const ModelConfig& c = model.config();
+  n_ctx_ = opt.n_ctx > 0 ? opt.n_ctx : static_cast<int32_t>(std::min<int64_t>(c.n_ctx_train, 4096));
+  const int32_t bs = std::max<int32_t>(1, opt.kv_block_size);
+  int64_t kv_tokens = opt.kv_tokens;
+  if (kv_tokens <= 0 && opt.kv_mem_bytes > 0) {
+    const size_t per_token = 2 * static_cast<size_t>(c.n_layer) * KvStorage::row_bytes_for(c.kv_dim(), opt.kv_type);
+    kv_tokens = static_cast<int64_t>(opt.kv_mem_bytes / per_token);
+    if (kv_tokens < bs) throw Error("--kv-mem is too small for even one KV block");
+  }
+  if (kv_tokens <= 0) kv_tokens = std::max<int64_t>(8192, n_ctx_);
+  const int32_t n_blocks = static_cast<int32_t>((kv_tokens + bs - 1) / bs);
+  kv_ = std::make_unique<KvStorage>(c.n_layer, c.kv_dim(), bs, n_blocks, opt.kv_type);
+  cache_ = std::make_unique<PrefixCache>(n_blocks, bs);
+  root_ = model_root_hash(model, opt.kv_type, bs);
+  SchedulerConfig sc;
+  sc.max_batch_tokens = std::max<int32_t>(1, opt.max_batch_tokens);
+  sc.max_running = std::max<int32_t>(1, opt.max_running);
+  sc.max_prefill_with_decode = opt.max_prefill_with_decode > 0 ? opt.max_prefill_with_decode : 0;
+  sc.max_ctx = n_ctx_;
+  sc.root = root_;
+  sched_ = std::make_unique<Scheduler>(*cache_, sc);
+  if (!opt_.cache_dir.empty()) load_persisted();
+  update_stats();
+  thread_ = std::thread([this] { loop(); });
+}
+
+Engine::~Engine() { stop(StopMode::Cancel); }
+
+uint64_t Engine::submit(GenerationRequest req) {
+  const int64_t n_vocab = model_.config().n_vocab;
+  if (req.prompt.empty()) throw Error("the prompt is empty");
+  for (int32_t t : req.prompt) {
+    if (t < 0 || t >= n_vocab) throw Error("prompt token id " + std::to_string(t) + " is outside the vocabulary");
+  }
+  if (req.max_tokens < 0) throw Error("max_tokens must not be negative");
+  req.sampling.validate();
+  const int64_t n_prompt = static_cast<int64_t>(req.prompt.size());
+  if (n_prompt >= n_ctx_) {
+    throw Error("the prompt has " + std::to_string(n_prompt) + " tokens; the context holds " + std::to_string(n_ctx_));
+  }
+  if (!sched_->fits(n_prompt + 1)) throw Error("the prompt does not fit in the KV cache");
+
+  auto seq = std::make_unique<Sequence>();
+  seq->t_arrival = Clock::now();
+  seq->priority = req.priority;
+  seq->tokens = req.prompt;
+  seq->n_prompt = static_cast<int32_t>(n_prompt);
+  // Generation stops at the context size (finish reason "length") rather than failing.
+  seq->max_tokens = static_cast<int32_t>(std::min<int64_t>(req.max_tokens, n_ctx_ - n_prompt));
+  seq->cache_salt = req.cache_salt;
+  seq->sampler = std::make_unique<Sampler>(req.sampling, static_cast<int32_t>(n_vocab));
+  for (int32_t t : req.prompt) seq->sampler->accept(t);
+  seq->decoder = std::make_unique<StreamDecoder>(tok_, req.show_special);
+  seq->stop = std::make_unique<StopMatcher>(req.stop);
+  seq->timings.n_prompt = seq->n_prompt;
+  seq->req = std::move(req);
+
+  std::lock_guard<std::mutex> lk(mu_);
+  if (stopping_) throw Error("the engine is shutting down");
+  const uint64_t id = next_id_++;
+  seq->id = id;
+  seq->arrival = next_arrival_++;
+  inbox_.new_seqs.push_back(std::move(seq));
+  idle_ = false;
+  cv_.notify_one();
+  return id;
+}
+
+void Engine::cancel(uint64_t id) {
+  std::lock_guard<std::mutex> lk(mu_);
+  inbox_.cancels.push_back(id);
+  cv_.notify_one();
+}
+
+void Engine::stop(StopMode mode, int64_t grace_ms) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!thread_.joinable()) return;
+    stopping_ = true;
+    stop_mode_ = mode;
+    stop_deadline_ = Clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, grace_ms));
+    cv_.notify_one();
+  }
+  thread_.join();
+  if (!opt_.cache_dir.empty()) save_persisted();
+}
+
+void Engine::wait_idle() {
+  std::unique_lock<std::mutex> lk(mu_);
+  idle_cv_.wait(lk, [&] { return idle_ || !thread_.joinable(); });
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return stats_;
+}
+
+void Engine::take_inbox() {
+  Inbox in;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    std::swap(in, inbox_);
+  }
+  for (auto& s : in.new_seqs) {
+    Sequence* p = s.get();
+    n_prompt_tokens_ += p->n_prompt;
+    seqs_.emplace(p->id, std::move(s));
+    if (p->max_tokens == 0) {
+      finish(p, FinishReason::Length);
+      continue;
+    }
+    sched_->add(p);
+  }
+  for (uint64_t id : in.cancels) {
+    auto it = seqs_.find(id);
+    if (it != seqs_.end()) finish(it->second.get(), FinishReason::Cancelled);
+  }
+}
+
+void Engine::finish(Sequence* seq, FinishReason reason, const std::string& error) {
+  const auto now = Clock::now();
+  TokenEvent ev;
+  ev.request_id = seq->id;
+  // Text held back for stop-string matching or an incomplete character is released at the end.
+  if (reason != FinishReason::Cancelled && reason != FinishReason::Error && !seq->stop->stopped()) {
+    ev.text = seq->stop->push(seq->decoder->flush());
+    if (!seq->stop->stopped()) ev.text += seq->stop->flush();
+  }
+  ev.done = true;
+  ev.finish = reason;
+  ev.stop_match = seq->stop->matched();
+  ev.error = error;
+  RequestTimings& t = seq->timings;
+  if (!seq->scheduled_once) {
+    t.queue_ms = ms_between(seq->t_arrival, now);
+  } else if (t.n_generated > 0) {
+    t.decode_ms = ms_between(seq->t_first_token, now);
+  }
+  ev.timings = t;
+  n_finished_[static_cast<int>(reason)]++;
+  sched_->remove(seq);
+  if (seq->req.sink) seq->req.sink(ev);
+  seqs_.erase(seq->id);
+}
+
+bool Engine::emit_tokens(Sequence* seq, const std::vector<int32_t>& toks, std::vector<TokenLogprobs>& lps,
+                         int32_t n_already_accepted) {
+  TokenEvent ev;
+  ev.request_id = seq->id;
+  FinishReason reason = FinishReason::None;
+  for (size_t i = 0; i < toks.size(); ++i) {
+    const int32_t id = toks[i];
+    seq->tokens.push_back(id);
+    if (static_cast<int32_t>(i) >= n_already_accepted) seq->sampler->accept(id);
+    seq->timings.n_generated++;
+    n_generated_++;
+    ev.tokens.push_back(id);
+    if (i < lps.size()) ev.logprobs.push_back(std::move(lps[i]));
+    if (!seq->req.ignore_eos && tok_.is_eog(id)) {
+      reason = FinishReason::Stop;
+      break;
+    }
+    ev.text += seq->stop->push(seq->decoder->push(id));
+    if (seq->stop->stopped()) {
+      reason = FinishReason::Stop;
+      break;
+    }
+    if (seq->n_generated() >= seq->max_tokens) {
+      reason = FinishReason::Length;
+      break;
+    }
+  }
+  if (!ev.tokens.empty() && seq->req.sink) seq->req.sink(ev);
+  if (reason != FinishReason::None) {
+    finish(seq, reason);
+    return true;
+  }
+  return false;
+}
+
+void Engine::step() {
+  // Drafts for decoding sequences (prompt lookup), before scheduling so they ride along.
+  if (opt_.speculative) {
+    for (Sequence* s : sched_->running()) {
+      s->draft.clear();
+      if (s->req.speculative && s->n_pending() == 1) {
+        prompt_lookup_draft(s->tokens, opt_.lookup, s->draft);
+        const int32_t left = s->max_tokens - s->n_generated() - 1;
+        if (static_cast<int32_t>(s->draft.size()) > left) s->draft.resize(std::max(0, left));
+      }
+    }
+  }
+  std::vector<ScheduledSeq> work = sched_->schedule();
+  if (work.empty()) return;
+
+  const auto t0 = Clock::now();
+  step_tokens_.resize(work.size());
+  step_batch_.resize(work.size());
+  int32_t n_decode = 0, n_prefill = 0;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const ScheduledSeq& w = work[i];
+    Sequence* s = w.seq;
+    if (!s->scheduled_once) {
+      s->scheduled_once = true;
+      s->t_scheduled = t0;
+      s->timings.queue_ms = ms_between(s->t_arrival, t0);
+    }
+    auto& toks = step_tokens_[i];
+    toks.assign(s->tokens.begin() + s->n_computed, s->tokens.begin() + s->n_computed + w.n_tokens);
+    toks.insert(toks.end(), s->draft.begin(), s->draft.begin() + w.n_draft);
+    SeqBatch& b = step_batch_[i];
+    b.tokens = toks;
+    b.pos0 = s->n_computed;
+    b.block_table = s->blocks;
+    b.logits = w.n_draft > 0 ? SeqBatch::Logits::All : (w.sample ? SeqBatch::Logits::Last : SeqBatch::Logits::None);
+    if (w.sample && s->n_pending() == 1) {
+      n_decode += 1;
+    } else {
+      n_prefill += w.n_tokens;
+    }
+  }
+  const float* logits = fwd_.forward(step_batch_, *kv_);
+  const int64_t V = model_.config().n_vocab;
+
+  std::vector<int32_t> accepted;
+  std::vector<TokenLogprobs> lps;
+  std::vector<Sampler::TokenLogprob> top;
+  for (size_t i = 0; i < work.size(); ++i) {
+    const ScheduledSeq& w = work[i];
+    Sequence* s = w.seq;
+    if (!w.sample) {
+      sched_->advance(s, w.n_tokens);
+      continue;
+    }
+    const int32_t n_rows = w.n_draft > 0 ? w.n_tokens + w.n_draft : 1;
+    const float* rows = logits;
+    logits += n_rows * V;
+    // Rows: with drafts, row 0 follows the last real token and row j the j-th draft.
+    const int32_t first_row = w.n_draft > 0 ? w.n_tokens - 1 : 0;
+    accepted.clear();
+    lps.clear();
+    const int32_t n_lp = s->req.n_logprobs;
+    int32_t m = 0;  // accepted drafts
+    for (int32_t j = 0; j <= w.n_draft; ++j) {
+      const float* row = rows + (first_row + j) * V;
+      int32_t id;
+      if (n_lp >= 0) {
+        float chosen = 0;
+        id = s->sampler->sample(row, n_lp, &top, &chosen);
+        TokenLogprobs tl;
+        tl.id = id;
+        tl.logprob = chosen;
+        for (const auto& t : top) tl.top.emplace_back(t.id, t.logprob);
+        lps.push_back(std::move(tl));
+      } else {
+        id = s->sampler->sample(row);
+      }
+      accepted.push_back(id);
+      // The sampler's penalty window must see each token before the next is drawn.
+      if (j < w.n_draft) {
+        if (id != s->draft[j]) break;
+        s->sampler->accept(id);
+        ++m;
+      }
+    }
+    s->timings.n_drafted += w.n_draft;
+    s->timings.n_accepted += m;
+    n_drafted_ += w.n_draft;
+    n_accepted_ += m;
+    sched_->advance(s, w.n_tokens + m);
+    if (s->timings.n_generated == 0) {
+      s->t_first_token = Clock::now();
+      s->timings.prefill_ms = ms_between(s->t_scheduled, s->t_first_token);
+      s->timings.ttft_ms = ms_between(s->t_arrival, s->t_first_token);
+    }
+    s->draft.clear();
+    emit_tokens(s, accepted, lps, /*n_already_accepted=*/m);
+  }
+  tune_prefill_cap(ms_between(t0, Clock::now()), n_decode, n_prefill);
+}
+
+void Engine::tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_prefill) {
+  if (opt_.max_prefill_with_decode >= 0) return;  // fixed by the user (0 = no cap)
+  constexpr double kAlpha = 0.2;
+  if (n_decode > 0 && n_prefill == 0) {
+    ema_decode_ms_ = ema_decode_ms_ == 0 ? step_ms : (1 - kAlpha) * ema_decode_ms_ + kAlpha * step_ms;
+  } else if (n_prefill > 0 && ema_decode_ms_ > 0) {
+    const double per_tok = std::max(0.0, step_ms - (n_decode > 0 ? ema_decode_ms_ : 0.0)) / n_prefill;
+    ema_prefill_tok_ms_ = ema_prefill_tok_ms_ == 0 ? per_tok : (1 - kAlpha) * ema_prefill_tok_ms_ + kAlpha * per_tok;
+  }
+  if (ema_decode_ms_ > 0 && ema_prefill_tok_ms_ > 0) {
+    // Let a prefill chunk add at most ~20% to a decoding step, so time per output token stays
+    // steady while new prompts are absorbed.
+    const int32_t cap = static_cast<int32_t>(0.2 * ema_decode_ms_ / ema_prefill_tok_ms_);
+    sched_->set_max_prefill_with_decode(std::max(1, cap));
+  }
+}
+
+void Engine::update_stats() {
+  EngineStats s;
+  s.n_running = sched_->n_running();
+  s.n_waiting = sched_->n_waiting();
+  s.kv_blocks_total = cache_->n_blocks();
+  s.kv_blocks_used = cache_->pool().n_used();
+  s.kv_block_size = cache_->block_size();
+  s.n_steps = sched_->stats().n_steps;
+  s.n_preemptions = sched_->stats().n_preemptions;
+  s.prefix_queries = cache_->stats().n_query_blocks;
+  s.prefix_hits = cache_->stats().n_hit_blocks;
+  s.n_prompt_tokens = n_prompt_tokens_;
+  s.n_cached_tokens = sched_->stats().n_cached_tokens;
+  s.n_generated_tokens = n_generated_;
+  s.n_drafted = n_drafted_;
+  s.n_draft_accepted = n_accepted_;
+  for (int i = 0; i < 5; ++i) s.n_finished[i] = n_finished_[i];
+  s.prefill_cap = sched_->config().max_prefill_with_decode;
+  s.n_persisted_loaded = n_persisted_loaded_;
+  std::lock_guard<std::mutex> lk(mu_);
+  stats_ = s;
+}
+
+void Engine::loop() {
+  for (;;) {
+    take_inbox();
+    bool stopping;
+    StopMode mode;
+    Clock::time_point deadline;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stopping = stopping_;
+      mode = stop_mode_;
+      deadline = stop_deadline_;
+    }
+    if (stopping && (mode == StopMode::Cancel || Clock::now() >= deadline)) {
+      std::vector<Sequence*> all;
+      for (auto& [id, s] : seqs_) all.push_back(s.get());
+      for (Sequence* s : all) finish(s, FinishReason::Cancelled);
+    }
+    if (seqs_.empty()) {
+      update_stats();
+      std::unique_lock<std::mutex> lk(mu_);
+      if (stopping_ && inbox_.new_seqs.empty() && inbox_.cancels.empty()) {
+        idle_ = true;
+        idle_cv_.notify_all();
+        return;
+      }
+      if (inbox_.new_seqs.empty() && inbox_.cancels.empty()) {
+        idle_ = true;
+        idle_cv_.notify_all();
+        cv_.wait(lk, [&] { return stopping_ || !inbox_.new_seqs.empty() || !inbox_.cancels.empty(); });
+      }
+      continue;
+    }
+    try {
+      step();
+    } catch (const std::exception& e) {
+      // A failure inside a step ends the requests it touched rather than the server.
+      std::vector<Sequence*> all;
+      for (auto& [id, s] : seqs_) all.push_back(s.get());
+      for (Sequence* s : all) finish(s, FinishReason::Error, e.what());
+    }
+    update_stats();
+  }
+}
+
+void Engine::load_persisted() {
+  try {
+    n_persisted_loaded_ = load_prefix_cache(opt_.cache_dir, root_, *kv_, *cache_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: prefix cache in '%s' not loaded: %s\n", opt_.cache_dir.c_str(), e.what());
+  }
+}
+
+void Engine::save_persisted() {
+  try {
+    save_prefix_cache(opt_.cache_dir, root_, *kv_, *cache_, opt_.persist_max_blocks);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "warning: prefix cache not saved to '%s': %s\n", opt_.cache_dir.c_str(), e.what());
+  }
+}
+
+}  // namespace edgeinfer

@@ -1,0 +1,25 @@
+#include "engine/prompt_lookup.h"
+
+#include <algorithm>
+
+namespace edgeinfer {
+
+void prompt_lookup_draft(std::span<const int32_t> tokens, const PromptLookupParams& p, std::vector<int32_t>& draft) {
+  draft.clear();
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  for (int32_t ng = p.max_ngram; ng >= p.min_ngram; --ng) {
+    if (n <= ng) continue;
+    const int32_t* tail = tokens.data() + n - ng;
+    // Most recent earlier match: scan backwards from the position just before the tail.
+    for (int64_t start = n - ng - 1; start >= 0; --start) {
+      if (!std::equal(tail, tail + ng, tokens.data() + start)) continue;
+      const int64_t from = start + ng;
+      const int64_t len = std::min<int64_t>(p.max_draft, n - from);
+      if (len <= 0) continue;
+      draft.assign(tokens.begin() + from, tokens.begin() + from + len);
+      return;
+    }
+  }
+}
+
+}  // namespace edgeinfer
