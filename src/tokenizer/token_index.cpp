@@ -9,14 +9,16 @@ uint64_t TokenIndex::hash(std::string_view s) { return XXH3_64bits(s.data(), s.s
 void TokenIndex::build(const std::vector<std::string>& texts) {
   size_t cap = 16;
   while (cap < texts.size() * 2) cap <<= 1;  // load factor <= 0.5
-  slots_.assign(cap, -1);
+  slots_.assign(cap, Slot{-1, 0});
   mask_ = cap - 1;
   for (size_t id = 0; id < texts.size(); ++id) {
-    uint64_t h = hash(texts[id]) & mask_;
+    const uint64_t full = hash(texts[id]);
+    const auto tag = static_cast<uint32_t>(full >> 32);
+    uint64_t h = full & mask_;
     while (true) {
-      int32_t& slot = slots_[h];
-      if (slot < 0 || texts[static_cast<size_t>(slot)] == texts[id]) {
-        slot = static_cast<int32_t>(id);
+      Slot& slot = slots_[h];
+      if (slot.id < 0 || (slot.tag == tag && texts[static_cast<size_t>(slot.id)] == texts[id])) {
+        slot = Slot{static_cast<int32_t>(id), tag};
         break;
       }
       h = (h + 1) & mask_;
@@ -26,11 +28,13 @@ void TokenIndex::build(const std::vector<std::string>& texts) {
 
 int32_t TokenIndex::find(const std::vector<std::string>& texts, std::string_view s) const {
   if (slots_.empty()) return -1;
-  uint64_t h = hash(s) & mask_;
+  const uint64_t full = hash(s);
+  const auto tag = static_cast<uint32_t>(full >> 32);
+  uint64_t h = full & mask_;
   while (true) {
-    const int32_t slot = slots_[h];
-    if (slot < 0) return -1;
-    if (texts[static_cast<size_t>(slot)] == s) return slot;
+    const Slot slot = slots_[h];
+    if (slot.id < 0) return -1;
+    if (slot.tag == tag && texts[static_cast<size_t>(slot.id)] == s) return slot.id;
     h = (h + 1) & mask_;
   }
 }

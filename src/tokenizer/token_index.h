@@ -19,7 +19,11 @@ class TokenIndex {
   static uint64_t hash(std::string_view s);
 
  private:
-  std::vector<int32_t> slots_;  // -1 = empty; size is a power of two
+  struct Slot {
+    int32_t id;     // -1 = empty
+    uint32_t tag;   // high hash bits: most mismatches are rejected without touching the string
+  };
+  std::vector<Slot> slots_;  // size is a power of two
   uint64_t mask_ = 0;
 };
 

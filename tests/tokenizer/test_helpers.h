@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -18,9 +19,16 @@ inline std::string tokenizer_dir() { return data_dir() + "/tokenizer"; }
 inline std::string vocab_path(const std::string& name) { return tokenizer_dir() + "/ggml-vocab-" + name + ".gguf"; }
 inline std::string stories_path() { return data_dir() + "/models/stories260K.gguf"; }
 
+// Loads once per test process (vocabularies of 100k tokens take a fraction of a second each);
+// a Tokenizer is immutable, so sharing it between tests is safe.
 inline Tokenizer load_tokenizer(const std::string& path) {
+  static std::map<std::string, Tokenizer> loaded;
+  auto it = loaded.find(path);
+  if (it != loaded.end()) return it->second;
   GgufFile f = GgufFile::open(path);
-  return Tokenizer::from_gguf(f);
+  Tokenizer t = Tokenizer::from_gguf(f);
+  loaded.emplace(path, t);
+  return t;
 }
 
 inline std::string read_file(const std::string& path) {
