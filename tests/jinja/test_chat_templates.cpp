@@ -157,7 +157,9 @@ TEST(ChatTemplates, EveryTemplateMatchesPythonJinja2) {
       EXPECT_FALSE(ok) << id << ": jinja2 raised " << ref.error << "; ours rendered:\n" << ours;
       if (ref.error.rfind("TemplateError: ", 0) == 0) {
         EXPECT_TRUE(raised) << id << ": expected raise_exception(" << ref.error << "), got: " << ours;
-        if (raised) EXPECT_EQ(ours, ref.error.substr(15)) << id;
+        if (raised) {
+          EXPECT_EQ(ours, ref.error.substr(15)) << id;
+        }
       }
       if (!ok) {
         ++tl.identical;
