@@ -102,10 +102,6 @@ void spm_encode_piece(const Vocab& vocab, std::string_view text, SpmScratch& sc,
 void spm_encode(const Vocab& vocab, std::string_view text, WordCache& cache, std::vector<int32_t>& out) {
   if (text.empty()) return;
   SpmScratch sc;
-  if (!vocab.spm_split_words) {
-    spm_encode_piece(vocab, text, sc, out);
-    return;
-  }
   auto word = [&](std::string_view w) {
     const bool cacheable = cache.cacheable(w);
     if (cacheable && cache.lookup(w, out)) return;
@@ -113,13 +109,21 @@ void spm_encode(const Vocab& vocab, std::string_view text, WordCache& cache, std
     spm_encode_piece(vocab, w, sc, out);
     if (cacheable) cache.store(w, out.data() + start, out.size() - start);
   };
-  // Word starts: a "▁" whose previous character is not "▁".
+  // Word starts: a "▁" whose previous character is neither "▁" nor a joiner (see Vocab).
   static constexpr std::string_view kSpace = "\xE2\x96\x81";
   size_t begin = 0;
   size_t pos = text.find(kSpace, 1);
   while (pos != std::string_view::npos) {
-    const bool after_space = pos >= kSpace.size() && text.substr(pos - kSpace.size(), kSpace.size()) == kSpace;
-    if (pos > begin && !after_space) {
+    bool boundary = pos > begin;
+    if (boundary) {
+      size_t start = pos - 1;  // the previous character
+      while (start > 0 && pos - start < 4 && (static_cast<unsigned char>(text[start]) & 0xC0) == 0x80) --start;
+      size_t p = start;
+      const uint32_t prev = utf8::decode(text, p);
+      boundary = p == pos && prev != 0x2581 &&
+                 !std::binary_search(vocab.spm_joiners.begin(), vocab.spm_joiners.end(), prev);
+    }
+    if (boundary) {
       word(text.substr(begin, pos - begin));
       begin = pos;
     }

@@ -7,6 +7,7 @@
 #include "gguf/gguf_file.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer_impl.h"
+#include "tokenizer/utf8.h"
 #include "util/error.h"
 
 namespace edgeinfer {
@@ -169,15 +170,17 @@ class Loader {
     }
     v_.index.build(v_.text);
 
-    v_.spm_split_words = true;
     for (const std::string& t : v_.text) {
-      size_t i = 0;
-      while (t.compare(i, 3, "\xE2\x96\x81") == 0) i += 3;
-      if (t.find("\xE2\x96\x81", i) != std::string::npos) {
-        v_.spm_split_words = false;
-        break;
+      for (size_t i = t.find("\xE2\x96\x81", 1); i != std::string::npos; i = t.find("\xE2\x96\x81", i + 3)) {
+        size_t start = i - 1;  // the character before this "▁"
+        while (start > 0 && (static_cast<unsigned char>(t[start]) & 0xC0) == 0x80) --start;
+        size_t pos = start;
+        const uint32_t cp = utf8::decode(t, pos);
+        if (cp != 0x2581) v_.spm_joiners.push_back(cp);
       }
     }
+    std::sort(v_.spm_joiners.begin(), v_.spm_joiners.end());
+    v_.spm_joiners.erase(std::unique(v_.spm_joiners.begin(), v_.spm_joiners.end()), v_.spm_joiners.end());
   }
 
   void load_bpe() {

@@ -1,6 +1,7 @@
 #pragma once
 // Internal: the vocabulary as loaded from tokenizer.ggml.* metadata, shared by the SPM, BPE and
 // WPM algorithms. Immutable after loading.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -45,9 +46,10 @@ struct Vocab {
   bool add_bos = false, add_eos = false, add_sep = false;
   bool add_space_prefix = false;  // SPM: "▁" before text at the start and after special tokens
   bool ignore_merges = false;     // BPE: a pre-token that is itself a token is emitted whole
-  // SPM: no token has "▁" after another character, so no token spans the start of a "▁" run
-  // and each word can be merged on its own (same result, small cache-resident queues).
-  bool spm_split_words = false;
+  // SPM: characters c such that some token contains c followed by "▁". A word boundary (the
+  // start of a "▁" run) after any other character cannot lie inside a token, so the text can be
+  // merged word by word: same result as merging it whole, with small cache-resident queues.
+  std::vector<uint32_t> spm_joiners;  // sorted
   bool wpm_lowercase = true, wpm_strip_accents = true;
 
   // SPM byte fallback: id of "<0xXX>" (or of the one-byte token) per byte value, -1 if none.

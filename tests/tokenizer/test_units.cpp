@@ -118,6 +118,7 @@ struct SyntheticVocab {
   std::vector<std::string> tokens;
   std::vector<int64_t> types;
   std::vector<std::string> merges;
+  std::vector<double> scores;
   std::string model = "gpt2";
   std::string pre = "gpt-2";
   bool with_model = true;
@@ -147,6 +148,7 @@ Tokenizer load_synthetic(const SyntheticVocab& v) {
   w.add("tokenizer.ggml.tokens", GgufValue::from_string_array(v.tokens));
   w.add("tokenizer.ggml.token_type", GgufValue::from_int_array(GgufValueType::INT32, v.types));
   if (!v.merges.empty()) w.add("tokenizer.ggml.merges", GgufValue::from_string_array(v.merges));
+  if (!v.scores.empty()) w.add("tokenizer.ggml.scores", GgufValue::from_float_array(GgufValueType::FLOAT32, v.scores));
   const std::vector<uint8_t> bytes = w.write_to_memory();
   GgufFile f = GgufFile::parse(bytes.data(), bytes.size(), "synthetic.gguf");
   return Tokenizer::from_gguf(f);  // the tokenizer copies what it needs
@@ -249,6 +251,23 @@ TEST(SyntheticVocab, LongestSpecialTokenWins) {
   v.types[256] = v.types[257] = v.types[258] = 3;
   Tokenizer tok = load_synthetic(v);
   EXPECT_EQ(tok.encode("<a><b><b><a>", false, true), (std::vector<int32_t>{257, 258, 256}));
+}
+
+// An SPM vocabulary where one token spans a word boundary ("a▁b"): word-by-word merging must
+// not split there (it would give "▁a" "▁b").
+TEST(SyntheticVocab, SpmTokenAcrossWordBoundary) {
+  SyntheticVocab v;
+  v.model = "llama";
+  v.with_pre = false;
+  const std::string sp = "\xE2\x96\x81";
+  v.tokens = {"<unk>", "<s>", "</s>", "a", "b", "c", sp, sp + "b", sp + "a", "a" + sp + "b", sp + "c"};
+  v.scores = {0, 0, 0, -5, -5, -5, -5, -1, -2, 0, -1};
+  v.types = {2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1};
+  Tokenizer tok = load_synthetic(v);
+  EXPECT_EQ(tok.encode("a b", false), (std::vector<int32_t>{6, 9}));  // "▁" "a▁b"
+  EXPECT_EQ(tok.encode("c b", false), (std::vector<int32_t>{10, 7}));  // "▁c" "▁b"
+  EXPECT_EQ(tok.encode("a b", true), (std::vector<int32_t>{1, 6, 9}));
+  EXPECT_EQ(tok.decode(tok.encode("a b c a b", false)), "a b c a b");
 }
 
 // --- vocabulary rules on shipped files --------------------------------------------------------
