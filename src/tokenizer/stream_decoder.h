@@ -10,14 +10,18 @@ class Tokenizer;
 // push() returns only complete UTF-8 text: bytes of a code point split across byte tokens are
 // held back until the rest arrive. Bytes that can never complete a code point are replaced by
 // U+FFFD as soon as that is certain; flush() returns what remains (an unfinished sequence becomes
-// U+FFFD). For valid text, the concatenated push() outputs equal Tokenizer::decode() of the same
-// ids, including the leading-space rule for the first emitted piece.
+// U+FFFD).
+//
+// Leading space: by default the decoder streams a continuation (generated tokens after a prompt),
+// so every piece is emitted as is: "▁was" after "The little dog" gives " was". Pass
+// at_text_start = true when the ids start the text (e.g. re-decoding a whole prompt): then, as
+// Tokenizer::decode does, the first piece with text loses one leading space on vocabularies that
+// add a space prefix (SPM, WPM). For valid text the concatenated push() outputs equal
+// Tokenizer::decode(ids, show_special, at_text_start).
 // The decoder keeps a reference: the Tokenizer must outlive it.
 class StreamDecoder {
  public:
-  // at_text_start = false for a continuation of text already shown (generated tokens after the
-  // prompt): then the first piece keeps its leading space.
-  explicit StreamDecoder(const Tokenizer& tok, bool show_special = false, bool at_text_start = true);
+  explicit StreamDecoder(const Tokenizer& tok, bool show_special = false, bool at_text_start = false);
   std::string push(int32_t id);
   std::string flush();
   // Forget held bytes and the first-piece state (a new response).

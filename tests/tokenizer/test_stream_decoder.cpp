@@ -10,7 +10,7 @@ namespace {
 
 std::string stream_all(const Tokenizer& tok, const std::vector<int32_t>& ids, std::vector<std::string>* parts = nullptr,
                        bool show_special = false) {
-  StreamDecoder dec(tok, show_special);
+  StreamDecoder dec(tok, show_special, /*at_text_start=*/true);
   std::string out;
   for (int32_t id : ids) {
     std::string p = dec.push(id);
@@ -26,7 +26,7 @@ TEST(StreamDecoder, HoldsBackSplitCodePointSpm) {
   // "🦙" is not a token: it is spelled with byte tokens <0xF0> <0x9F> <0xA6> <0x99>.
   const std::vector<int32_t> ids = tok.encode(" this is \xF0\x9F\xA6\x99.cpp", false);
   ASSERT_EQ(ids, (std::vector<int32_t>{29871, 445, 338, 29871, 243, 162, 169, 156, 29889, 8223}));
-  StreamDecoder dec(tok);
+  StreamDecoder dec(tok, false, /*at_text_start=*/true);
   EXPECT_EQ(dec.push(29871), "");  // the added space prefix, stripped
   EXPECT_EQ(dec.push(445), " this");
   EXPECT_EQ(dec.push(338), " is");
@@ -76,7 +76,7 @@ TEST(StreamDecoder, MatchesDecodeOnAllGoldenInputs) {
 TEST(StreamDecoder, InvalidBytesBecomeReplacementCharacters) {
   Tokenizer tok = test::load_tokenizer(test::vocab_path("llama-spm"));
   const int32_t b_ff = 3 + 0xFF, b_f0 = 3 + 0xF0, b_9f = 3 + 0x9F, b_41 = 3 + 0x41;
-  StreamDecoder dec(tok);
+  StreamDecoder dec(tok, false, true);
   EXPECT_EQ(dec.push(b_ff), "\xEF\xBF\xBD");  // can never start a code point
   EXPECT_EQ(dec.push(b_f0), "");
   EXPECT_EQ(dec.push(b_9f), "");
@@ -91,13 +91,21 @@ TEST(StreamDecoder, SpecialTokensAndLeadingSpace) {
   const std::vector<int32_t> ids = tok.encode("Once upon a time", true);
   EXPECT_EQ(stream_all(tok, ids), "Once upon a time");
   EXPECT_EQ(stream_all(tok, ids, nullptr, true), "<s> Once upon a time");
-  // A continuation after a prompt keeps its space.
-  StreamDecoder cont(tok, false, /*at_text_start=*/false);
+  // By default the decoder streams a continuation after a prompt: pieces keep their space.
+  StreamDecoder cont(tok);
   EXPECT_EQ(cont.push(ids[1]), " Once");
-  StreamDecoder fresh(tok);
+  StreamDecoder fresh(tok, false, /*at_text_start=*/true);
   EXPECT_EQ(fresh.push(ids[1]), "Once");
   fresh.reset();
   EXPECT_EQ(fresh.push(ids[2]), "upon");
+  // The README's greedy continuation of "The little dog" starts with " was".
+  const auto prompt = tok.encode("The little dog", true);
+  const auto full = tok.encode("The little dog was a little girl", true);
+  ASSERT_EQ(std::vector<int32_t>(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(prompt.size())), prompt);
+  StreamDecoder gen(tok);
+  std::string text;
+  for (size_t i = prompt.size(); i < full.size(); ++i) text += gen.push(full[i]);
+  EXPECT_EQ(text, " was a little girl");
 }
 
 }  // namespace
