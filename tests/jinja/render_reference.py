@@ -12,6 +12,7 @@ Prints a JSON list, one entry per case and in the same order:
 import datetime
 import json
 import sys
+import warnings
 
 import jinja2
 from jinja2 import nodes
@@ -34,6 +35,7 @@ class GenerationTag(Extension):
 
 
 def main():
+    warnings.simplefilter("ignore")  # compile-time SyntaxWarnings of generated code
     with open(sys.argv[1], encoding="utf-8") as f:
         job = json.load(f)
     now = datetime.datetime(*job["now"])

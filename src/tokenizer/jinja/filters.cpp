@@ -317,8 +317,11 @@ Value f_indent(Interpreter& in, const Value& v, Args& a) {
       indention.assign(static_cast<size_t>(w), ' ');
     }
   }
-  Value s = soft_str(v);
-  std::string str = s.str() + "\n";  // jinja2 appends a newline before splitlines()
+  // jinja2 does `s += "\n"` on the input itself, which only works for strings.
+  if (v.is_undefined()) in.fail_undefined(v);
+  if (!v.is_string()) throw Failure("unsupported operand type(s) for +=: '" + v.type_name() + "' and 'str'");
+  const Value& s = v;
+  std::string str = s.str() + "\n";  // the newline makes splitlines() keep a trailing empty line
   std::vector<std::string> lines = text::splitlines(str, false);
   std::string rv;
   if (p.flag(2, false)) {
@@ -673,7 +676,7 @@ Value f_trim(Interpreter&, const Value& v, Args& a) {
   return Value::string(text::strip(s.str(), has_chars ? &chars : nullptr, true, true), s.is_safe());
 }
 
-Value f_truncate(Interpreter&, const Value& v, Args& a) {
+Value f_truncate(Interpreter& in, const Value& v, Args& a) {
   Params p("truncate", a, {"length", "killwords", "end", "leeway"});
   int64_t length = p.integer(0, 255, "truncate");
   bool killwords = p.flag(1, false);
@@ -682,9 +685,11 @@ Value f_truncate(Interpreter&, const Value& v, Args& a) {
   int64_t end_len = static_cast<int64_t>(text::length(end));
   if (length < end_len) throw Failure("expected length >= " + std::to_string(end_len) + ", got " + std::to_string(length));
   if (leeway < 0) throw Failure("expected leeway >= 0, got " + std::to_string(leeway));
-  std::string s = py_str(v);
+  // Short values come back unchanged, whatever their type; only strings can be cut.
+  if (static_cast<int64_t>(py_len(in, v)) <= length + leeway) return v;
+  if (!v.is_string()) throw Failure("can only concatenate " + v.type_name() + " to str");
+  const std::string& s = v.str();
   std::u32string cps = text::decode(s);
-  if (static_cast<int64_t>(cps.size()) <= length + leeway) return Value::string(s, v.is_safe());
   std::string head = text::encode(std::u32string_view(cps).substr(0, static_cast<size_t>(length - end_len)));
   if (killwords) return Value::string(head + end);
   size_t sp = head.rfind(' ');

@@ -607,7 +607,9 @@ bool Interpreter::contains(const Value& container, const Value& item) {
       for (const Value& x : container.items())
         if (equals(x, item)) return true;
       return false;
-    case Value::Kind::Dict: return container.dict().find(item) != nullptr;
+    case Value::Kind::Dict:
+      if (item.is_list() || item.is_dict()) throw Failure("unhashable type: '" + item.type_name() + "'");
+      return container.dict().find(item) != nullptr;
     case Value::Kind::Undefined: return false;
     default: throw Failure("argument of type '" + container.type_name() + "' is not iterable");
   }
@@ -654,6 +656,12 @@ bool Interpreter::compare(const std::string& op, const Value& a, const Value& b)
 }
 
 Value Interpreter::binary(const std::string& op, const Value& a, const Value& b) {
+  if (op == "%" && a.is_string()) {
+    // str.__mod__ runs first and accepts an Undefined argument as a mapping.
+    std::string s = percent_format(a.str(), b, a.is_safe());
+    check_size(s.size());
+    return Value::string(std::move(s), a.is_safe());
+  }
   if (a.is_undefined()) fail_undefined(a);
   if (b.is_undefined()) fail_undefined(b);
   const bool ints = (a.is_int() || a.is_bool()) && (b.is_int() || b.is_bool());
@@ -730,11 +738,6 @@ Value Interpreter::binary(const std::string& op, const Value& a, const Value& b)
     return Value::floating(std::floor(a.as_double() / b.as_double()));
   }
   if (op == "%") {
-    if (a.is_string()) {
-      std::string s = percent_format(a.str(), b, a.is_safe());
-      check_size(s.size());
-      return Value::string(std::move(s), a.is_safe());
-    }
     if (!nums) unsupported_operands("%", a, b);
     if (ints) {
       if (b.as_int() == 0) throw Failure("integer division or modulo by zero");
@@ -770,19 +773,17 @@ Value Interpreter::eval_slice(const SliceExpr& e, const std::shared_ptr<Scope>& 
   if (obj.is_undefined()) fail_undefined(obj);
   std::optional<int64_t> bounds[3];
   const ExprPtr* parts[3] = {&e.start, &e.stop, &e.step};
-  bool bad = false;
   for (int k = 0; k < 3; ++k) {
     if (!*parts[k]) continue;
     Value b = eval(**parts[k], scope);
     if (b.is_none()) continue;
-    if (!b.is_int() && !b.is_bool()) {
-      bad = true;  // Python raises TypeError, which jinja2 turns into undefined
-      continue;
-    }
+    if (!b.is_int() && !b.is_bool()) throw Failure("slice indices must be integers or None or have an __index__ method");
     bounds[k] = b.as_int();
   }
-  if (bad || !(obj.is_string() || obj.is_list() || obj.is_tuple()))
-    return Value::undefined("'" + object_type_repr(obj) + "' cannot be sliced that way");
+  // jinja2 compiles slicing to a plain Python subscript (not its forgiving getitem), so
+  // anything but str/list/tuple fails.
+  if (!(obj.is_string() || obj.is_list() || obj.is_tuple()))
+    throw Failure("'" + obj.type_name() + "' object is not subscriptable");
   int64_t stp = bounds[2].value_or(1);
   if (stp == 0) throw Failure("slice step cannot be zero");
   std::u32string cps;

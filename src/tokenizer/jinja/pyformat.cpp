@@ -449,6 +449,9 @@ std::string html_escape(std::string_view s) {
 std::string percent_format(const std::string& fmt, const Value& args, bool escape_args) {
   std::vector<Value> positional;
   const Dict* mapping = nullptr;
+  // Python treats any non-tuple, non-str argument with __getitem__ (dict, list, jinja2's
+  // Undefined) as a mapping: surplus arguments are then not an error.
+  const bool mapping_like = args.is_dict() || args.is_list() || args.is_undefined();
   if (args.is_tuple()) {
     positional = args.items();
   } else {
@@ -475,6 +478,7 @@ std::string percent_format(const std::string& fmt, const Value& args, bool escap
     }
     const Value* arg = nullptr;
     if (fmt[i] == '(') {
+      if (args.is_undefined()) throw Failure(args.str().empty() ? "value is undefined" : args.str());
       if (!mapping) throw Failure("format requires a mapping");
       size_t close = fmt.find(')', i);
       if (close == std::string::npos) throw Failure("incomplete format key");
@@ -524,7 +528,7 @@ std::string percent_format(const std::string& fmt, const Value& args, bool escap
     }
     out += format_one(s, *arg, escape_args);
   }
-  if (!used_mapping && !mapping && next < positional.size())
+  if (!used_mapping && !mapping_like && next < positional.size())
     throw Failure("not all arguments converted during string formatting");
   return out;
 }
