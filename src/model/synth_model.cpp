@@ -117,10 +117,10 @@ struct Special {
   const char* text;
 };
 
-// A byte-level BPE vocabulary of n_vocab tokens for presets whose real vocabulary is not in the
-// reference data: bytes, letter-pair merges, fillers, and the family's special tokens.
-void add_standin_vocab(GgufWriter& w, const SynthPreset& p, int64_t n_vocab) {
-  const bool qwen = p.arch == "qwen2";
+}  // namespace
+
+void add_standin_vocab(GgufWriter& w, std::string_view arch, int64_t n_vocab) {
+  const bool qwen = arch == "qwen2";
   std::vector<Special> specials;
   if (qwen) {
     specials = {{151643, "<|endoftext|>"}, {151644, "<|im_start|>"}, {151645, "<|im_end|>"},
@@ -178,8 +178,6 @@ void add_standin_vocab(GgufWriter& w, const SynthPreset& p, int64_t n_vocab) {
   if (qwen) w.add_uint32("tokenizer.ggml.padding_token_id", 151643);
   w.add_bool("tokenizer.ggml.add_bos_token", !qwen);
 }
-
-}  // namespace
 
 std::span<const SynthPreset> synth_presets() { return kPresets; }
 
@@ -268,7 +266,7 @@ SynthReport write_synth_model(const std::string& out_path, const SynthOptions& o
       if (key.rfind("tokenizer.", 0) == 0) w.add(key, value);
     }
   } else {
-    add_standin_vocab(w, p, n_vocab);
+    add_standin_vocab(w, p.arch, n_vocab);
   }
 
   std::vector<SynthTensor> tensors = synth_tensors(p, n_vocab);

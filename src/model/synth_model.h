@@ -81,6 +81,12 @@ std::vector<TensorDesc> synth_tensor_descs(const SynthPreset& p, int64_t n_vocab
 SynthReport write_synth_model(const std::string& out_path, const SynthOptions& opt, ThreadPool& pool,
                               const QuantizeProgressFn& progress = {});
 
+class GgufWriter;
+// Adds the byte-level BPE stand-in vocabulary (tokenizer.* keys) of n_vocab tokens for a llama
+// ("llama-bpe" pre-tokenizer, Llama-3 special ids) or qwen2 ("qwen2", Qwen2 special ids) model;
+// special tokens whose id is >= n_vocab are left out.
+void add_standin_vocab(GgufWriter& w, std::string_view arch, int64_t n_vocab);
+
 // Llama-3 rope frequency divisors ([head_dim/2]) as the reference converter computes them
 // (low_freq_factor 1, high_freq_factor 4, original context 8192).
 std::vector<float> llama3_rope_factors(int64_t head_dim, float theta, float factor);

@@ -7,9 +7,11 @@
 #include <map>
 
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "model/model.h"
 #include "model/synth_model.h"
 #include "quant/quantize_model.h"
+#include "tokenizer/tokenizer.h"
 #include "tools_test_util.h"
 #include "util/error.h"
 #include "util/thread_pool.h"
@@ -178,6 +180,34 @@ TEST(SynthModel, Llama3RopeFactorsAsTheReferenceConverter) {
   ASSERT_NE(t, nullptr);
   const auto* v = reinterpret_cast<const float*>(t->data);
   for (int i = 0; i < 32; ++i) EXPECT_NEAR(f[i], v[i], 1e-6f * v[i]) << i;
+}
+
+TEST(SynthModel, StandInVocabularyTokenizes) {
+  for (const char* arch : {"llama", "qwen2"}) {
+    SCOPED_TRACE(arch);
+    GgufWriter w;
+    w.add_string("general.architecture", arch);
+    add_standin_vocab(w, arch, 4000);
+    const std::vector<uint8_t> bytes = w.write_to_memory();
+    GgufFile f = GgufFile::parse(bytes.data(), bytes.size(), "standin.gguf");
+    EXPECT_EQ(f.get("tokenizer.ggml.tokens").array_size(), 4000u);
+    const Tokenizer tok = Tokenizer::from_gguf(f);
+    EXPECT_EQ(tok.n_vocab(), 4000);
+    const std::string text = "Hello world, \xc3\xa9t\xc3\xa9 42!\n";
+    const std::vector<int32_t> ids = tok.encode(text, /*add_special=*/false);
+    EXPECT_LT(ids.size(), text.size());  // the letter-pair merges apply
+    EXPECT_EQ(tok.decode(ids), text);
+  }
+  // The full-size vocabularies put the family's special tokens at their real ids.
+  GgufWriter w;
+  add_standin_vocab(w, "qwen2", 151936);
+  const std::vector<uint8_t> bytes = w.write_to_memory();
+  GgufFile f = GgufFile::parse(bytes.data(), bytes.size(), "qwen-standin.gguf");
+  const auto& toks = f.get("tokenizer.ggml.tokens").as_string_array();
+  ASSERT_EQ(toks.size(), 151936u);
+  EXPECT_EQ(toks[151644], "<|im_start|>");
+  EXPECT_EQ(toks[151645], "<|im_end|>");
+  EXPECT_EQ(f.get_int("tokenizer.ggml.eos_token_id"), 151645);
 }
 
 TEST(SynthModel, MissingVocabularyIsAnError) {
