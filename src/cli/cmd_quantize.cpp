@@ -1,13 +1,13 @@
 // `edgeinfer quantize IN.gguf OUT.gguf TYPE`: rewrite an F32/F16/BF16 model in another type or
 // mix (Q4_K_M, ...), choosing per-tensor types as llama-quantize does (quant/quantize_model.h).
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/progress_bar.h"
+#include "cli/tensor_summary.h"
 #include "gguf/gguf_file.h"
 #include "quant/quantize_model.h"
 #include "util/thread_pool.h"
@@ -26,21 +26,6 @@ struct QuantizeCliOptions {
   bool verbose = false;
 };
 
-void print_type_summary(const std::vector<QuantizedTensor>& tensors) {
-  std::map<std::string, std::pair<int, uint64_t>> by_type;
-  for (const QuantizedTensor& t : tensors) {
-    auto& e = by_type[std::string(tensor_type_name(t.dst_type))];
-    e.first += 1;
-    e.second += t.dst_bytes;
-  }
-  for (const auto& [name, e] : by_type) {
-    std::printf("  %-6s %4d tensors %10.2f MiB\n", name.c_str(), e.first, e.second / 1048576.0);
-  }
-  for (const QuantizedTensor& t : tensors) {
-    if (!t.note.empty()) std::printf("  note: %s: %s\n", t.name.c_str(), t.note.c_str());
-  }
-}
-
 int quantize(const QuantizeCliOptions& o) {
   const QuantTarget target = parse_quant_target(o.type);
   if (o.dry_run) {
@@ -57,7 +42,7 @@ int quantize(const QuantizeCliOptions& o) {
       std::printf("%-32s %-6s -> %s\n", d.name.c_str(), std::string(tensor_type_name(d.type)).c_str(),
                   std::string(tensor_type_name(plan[i].type)).c_str());
     }
-    print_type_summary(rows);
+    print_tensor_summary(rows);
     return 0;
   }
 
@@ -86,7 +71,7 @@ int quantize(const QuantizeCliOptions& o) {
   std::printf("%s -> %s (%s): tensor data %.2f MiB -> %.2f MiB, file %.2f MiB, %.1f s, %d threads\n", o.in.c_str(),
               o.out.c_str(), std::string(target.name).c_str(), rep.in_bytes / 1048576.0, rep.out_bytes / 1048576.0,
               rep.out_file_bytes / 1048576.0, secs, pool.size());
-  print_type_summary(rep.tensors);
+  print_tensor_summary(rep.tensors);
   return 0;
 }
 

@@ -2,13 +2,13 @@
 // a real one (model/synth_model.h), quantized while it is written.
 #include <chrono>
 #include <cstdio>
-#include <map>
 #include <memory>
 #include <string>
 
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/progress_bar.h"
+#include "cli/tensor_summary.h"
 #include "model/synth_model.h"
 #include "util/error.h"
 #include "util/thread_pool.h"
@@ -53,12 +53,7 @@ int synth(const SynthCliOptions& o) {
               o.synth.preset.c_str(), o.synth.type.c_str(), static_cast<unsigned long long>(o.synth.seed),
               static_cast<long long>(rep.n_params), static_cast<long long>(rep.n_vocab), rep.vocab_source.c_str(),
               rep.file_bytes / 1048576.0, seconds_since(t0));
-  std::map<std::string, int> counts;
-  for (const QuantizedTensor& t : rep.tensors) counts[std::string(tensor_type_name(t.dst_type))] += 1;
-  for (const auto& [name, n] : counts) std::printf("  %-6s %4d tensors\n", name.c_str(), n);
-  for (const QuantizedTensor& t : rep.tensors) {
-    if (!t.note.empty()) std::printf("  note: %s: %s\n", t.name.c_str(), t.note.c_str());
-  }
+  print_tensor_summary(rep.tensors);
   return 0;
 }
 
