@@ -6,43 +6,59 @@
 
 namespace edgeinfer::probe {
 
+// The accumulators are named variables, not an array: GCC keeps an array of vectors in memory,
+// and the store-forwarding latency would then be measured instead of the execution ports.
+#define EI_PROBE_3(X) X(0) X(1) X(2)
+#define EI_PROBE_12(X) EI_PROBE_3(X) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
 uint64_t int8_dot_avx2(int64_t iters, int32_t seed, int32_t* sink) {
   // The u8 x s8 product idiom of AVX2 integer dot kernels: maddubs (32 MACs into 16-bit
-  // pairs), madd with ones (to 32-bit), add; 8 independent chains over 8 distinct products.
+  // pairs), madd with ones (to 32-bit), add; 6 independent chains over 6 distinct products (all
+  // in the 16 ymm registers: more chains would spill).
   // The empty asm makes the operands opaque every iteration so nothing is hoisted.
-  __m256i a[4];
-  for (int k = 0; k < 4; ++k) a[k] = _mm256_set1_epi8(static_cast<char>((seed + k) & 0x7f));
+#define DECL(k) __m256i a##k = _mm256_set1_epi8(static_cast<char>((seed + k) & 0x7f));
+  EI_PROBE_3(DECL)
+#undef DECL
   __m256i b = _mm256_set1_epi8(static_cast<char>((seed >> 8) & 0x3f));
   __m256i c = _mm256_set1_epi8(static_cast<char>((seed >> 16) & 0x3f));
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i acc[8];
-  for (auto& v : acc) v = _mm256_setzero_si256();
+#define DECL(k) __m256i accb##k = _mm256_setzero_si256(), accc##k = _mm256_setzero_si256();
+  EI_PROBE_3(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
-    __asm__ volatile("" : "+x"(a[0]), "+x"(a[1]), "+x"(a[2]), "+x"(a[3]), "+x"(b), "+x"(c));
-    for (int k = 0; k < 4; ++k) {
-      acc[k] = _mm256_add_epi32(acc[k], _mm256_madd_epi16(_mm256_maddubs_epi16(a[k], b), ones));
-      acc[k + 4] = _mm256_add_epi32(acc[k + 4], _mm256_madd_epi16(_mm256_maddubs_epi16(a[k], c), ones));
-    }
+    __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(b), "+x"(c));
+#define STEP(k)                                                                            \
+  accb##k = _mm256_add_epi32(accb##k, _mm256_madd_epi16(_mm256_maddubs_epi16(a##k, b), ones)); \
+  accc##k = _mm256_add_epi32(accc##k, _mm256_madd_epi16(_mm256_maddubs_epi16(a##k, c), ones));
+    EI_PROBE_3(STEP)
+#undef STEP
   }
-  __m256i s = acc[0];
-  for (int k = 1; k < 8; ++k) s = _mm256_add_epi32(s, acc[k]);
+  __m256i s = _mm256_setzero_si256();
+#define SUM(k) s = _mm256_add_epi32(s, _mm256_add_epi32(accb##k, accc##k));
+  EI_PROBE_3(SUM)
+#undef SUM
   alignas(32) int32_t out[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(out), s);
   *sink = out[0] + out[7];
-  return static_cast<uint64_t>(iters) * 8 * 32 * 2;
+  return static_cast<uint64_t>(iters) * 6 * 32 * 2;
 }
 
 uint64_t fma_f32_avx2(int64_t iters, float seed, float* sink) {
-  const __m256 m = _mm256_set1_ps(0.999999f);
-  const __m256 c = _mm256_set1_ps(seed * 1e-7f);
-  __m256 acc[12];
-  for (int k = 0; k < 12; ++k) acc[k] = _mm256_set1_ps(seed + static_cast<float>(k));
+  __m256 m = _mm256_set1_ps(0.999999f);
+  __m256 c = _mm256_set1_ps(seed * 1e-7f);
+#define DECL(k) __m256 acc##k = _mm256_set1_ps(seed + static_cast<float>(k));
+  EI_PROBE_12(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
-    for (int k = 0; k < 12; ++k) acc[k] = _mm256_fmadd_ps(acc[k], m, c);
-    __asm__ volatile("" : "+x"(acc[0]), "+x"(acc[6]));
+    __asm__ volatile("" : "+x"(m), "+x"(c));
+#define STEP(k) acc##k = _mm256_fmadd_ps(acc##k, m, c);
+    EI_PROBE_12(STEP)
+#undef STEP
   }
-  __m256 s = acc[0];
-  for (int k = 1; k < 12; ++k) s = _mm256_add_ps(s, acc[k]);
+  __m256 s = _mm256_setzero_ps();
+#define SUM(k) s = _mm256_add_ps(s, acc##k);
+  EI_PROBE_12(SUM)
+#undef SUM
   alignas(32) float out[8];
   _mm256_store_ps(out, s);
   *sink = out[0] + out[7];

@@ -6,34 +6,49 @@
 
 namespace edgeinfer::probe {
 
+// The accumulators are named variables, not an array: GCC keeps an array of vectors in memory,
+// and the store-forwarding latency would then be measured instead of the execution ports.
+#define EI_PROBE_10(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9)
+#define EI_PROBE_12(X) EI_PROBE_10(X) X(10) X(11)
+
 uint64_t int8_dot_avx512(int64_t iters, int32_t seed, int32_t* sink) {
   // vpdpbusd: 64 u8 x s8 multiply-adds into 16 int32 lanes per instruction; 10 chains cover
   // its latency on two ports.
   __m512i a = _mm512_set1_epi8(static_cast<char>(seed & 0x7f));
   __m512i b = _mm512_set1_epi8(static_cast<char>((seed >> 8) & 0x3f));
-  __m512i acc[10];
-  for (auto& v : acc) v = _mm512_setzero_si512();
+#define DECL(k) __m512i acc##k = _mm512_setzero_si512();
+  EI_PROBE_10(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
     __asm__ volatile("" : "+v"(a), "+v"(b));
-    for (int k = 0; k < 10; ++k) acc[k] = _mm512_dpbusd_epi32(acc[k], a, b);
+#define STEP(k) acc##k = _mm512_dpbusd_epi32(acc##k, a, b);
+    EI_PROBE_10(STEP)
+#undef STEP
   }
-  __m512i s = acc[0];
-  for (int k = 1; k < 10; ++k) s = _mm512_add_epi32(s, acc[k]);
+  __m512i s = _mm512_setzero_si512();
+#define SUM(k) s = _mm512_add_epi32(s, acc##k);
+  EI_PROBE_10(SUM)
+#undef SUM
   *sink = _mm512_reduce_add_epi32(s);
   return static_cast<uint64_t>(iters) * 10 * 64 * 2;
 }
 
 uint64_t fma_f32_avx512(int64_t iters, float seed, float* sink) {
-  const __m512 m = _mm512_set1_ps(0.999999f);
-  const __m512 c = _mm512_set1_ps(seed * 1e-7f);
-  __m512 acc[12];
-  for (int k = 0; k < 12; ++k) acc[k] = _mm512_set1_ps(seed + static_cast<float>(k));
+  __m512 m = _mm512_set1_ps(0.999999f);
+  __m512 c = _mm512_set1_ps(seed * 1e-7f);
+#define DECL(k) __m512 acc##k = _mm512_set1_ps(seed + static_cast<float>(k));
+  EI_PROBE_12(DECL)
+#undef DECL
   for (int64_t i = 0; i < iters; ++i) {
-    for (int k = 0; k < 12; ++k) acc[k] = _mm512_fmadd_ps(acc[k], m, c);
-    __asm__ volatile("" : "+v"(acc[0]), "+v"(acc[6]));
+    __asm__ volatile("" : "+v"(m), "+v"(c));
+#define STEP(k) acc##k = _mm512_fmadd_ps(acc##k, m, c);
+    EI_PROBE_12(STEP)
+#undef STEP
   }
-  __m512 s = acc[0];
-  for (int k = 1; k < 12; ++k) s = _mm512_add_ps(s, acc[k]);
+  __m512 s = _mm512_setzero_ps();
+#define SUM(k) s = _mm512_add_ps(s, acc##k);
+  EI_PROBE_12(SUM)
+#undef SUM
   *sink = _mm512_reduce_add_ps(s);
   return static_cast<uint64_t>(iters) * 12 * 16 * 2;
 }

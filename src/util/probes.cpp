@@ -70,13 +70,13 @@ struct Paths {
 Paths paths() {
   Paths p;
 #if defined(EDGEINFER_ARCH_X86)
-  const Isa best = best_isa();
-  if (best == Isa::Avx512 && isa_supported(Isa::Avx512)) {
+  const Isa isa = select_isa();
+  if (isa == Isa::Avx512) {
     p.int8 = probe::int8_dot_avx512;
     p.fma = probe::fma_f32_avx512;
     p.read = probe::read_avx512;
     p.isa = Isa::Avx512;
-  } else if (isa_supported(Isa::Avx2)) {
+  } else if (isa == Isa::Avx2) {
     p.int8 = probe::int8_dot_avx2;
     p.fma = probe::fma_f32_avx2;
     p.read = probe::read_avx2;

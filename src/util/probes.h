@@ -2,8 +2,8 @@
 // Machine probes for roofline figures (`edgeinfer bench`): how fast this machine can stream
 // memory and how many int8 dot-product / FP32 FMA operations per second it can do, on a given
 // number of threads. Decode speed is compared with the first, prefill with the others.
-// Each probe runs the fastest instruction-set path the CPU supports (best_isa()), which is what
-// the kernels use too.
+// Each probe runs the instruction-set path the kernels use (select_isa(): the best the CPU
+// supports, or EDGEINFER_ISA), so a forced path is compared with its own peak.
 #include <cstddef>
 #include <cstdint>
 #include <string>
