@@ -54,6 +54,11 @@ static inline int32x4_t scaled_dot16(int32x4_t acc, int8x16_t w, const int8_t* q
   return vmlaq_n_s32(acc, dot16(vdupq_n_s32(0), w, load_s8(q8)), scale);
 }
 
+// acc + scale * dot(w0 ++ w1, q8[0..32)): one sub-block of 32 with a single scale.
+static inline int32x4_t scaled_dot32(int32x4_t acc, int8x16_t w0, int8x16_t w1, const int8_t* q8, int32_t scale) {
+  return vmlaq_n_s32(acc, dot16(dot16(vdupq_n_s32(0), w0, load_s8(q8)), w1, load_s8(q8 + 16)), scale);
+}
+
 static inline int8x16_t as_s8(uint8x16_t v) { return vreinterpretq_s8_u8(v); }
 
 }  // namespace
@@ -145,10 +150,8 @@ void q4_k_vec_dot_neon(int64_t n, float* s, const void* x, const void* y) {
       // Elements 64 c .. 64 c + 31 are the low nibbles of qs[32 c ..], the next 32 the high ones.
       const uint8x16_t v0 = vld1q_u8(a[i].qs + 32 * c), v1 = vld1q_u8(a[i].qs + 32 * c + 16);
       const int8_t* q8 = b[i].qs + 64 * c;
-      acc = scaled_dot16(acc, as_s8(vandq_u8(v0, low4)), q8, k.scale[2 * c]);
-      acc = scaled_dot16(acc, as_s8(vandq_u8(v1, low4)), q8 + 16, k.scale[2 * c]);
-      acc = scaled_dot16(acc, as_s8(vshrq_n_u8(v0, 4)), q8 + 32, k.scale[2 * c + 1]);
-      acc = scaled_dot16(acc, as_s8(vshrq_n_u8(v1, 4)), q8 + 48, k.scale[2 * c + 1]);
+      acc = scaled_dot32(acc, as_s8(vandq_u8(v0, low4)), as_s8(vandq_u8(v1, low4)), q8, k.scale[2 * c]);
+      acc = scaled_dot32(acc, as_s8(vshrq_n_u8(v0, 4)), as_s8(vshrq_n_u8(v1, 4)), q8 + 32, k.scale[2 * c + 1]);
     }
     const float d = f16_to_f32(a[i].d) * b[i].d;
     const float dmin = f16_to_f32(a[i].dmin) * b[i].d;
@@ -179,10 +182,8 @@ void q5_k_vec_dot_neon(int64_t n, float* s, const void* x, const void* y) {
       const uint8x16_t hi1 = vorrq_u8(vshrq_n_u8(v1, 4), vshlq_n_u8(vandq_u8(h1, one), 4));
       h0 = vshrq_n_u8(h0, 1);
       h1 = vshrq_n_u8(h1, 1);
-      acc = scaled_dot16(acc, as_s8(lo0), q8, k.scale[2 * c]);
-      acc = scaled_dot16(acc, as_s8(lo1), q8 + 16, k.scale[2 * c]);
-      acc = scaled_dot16(acc, as_s8(hi0), q8 + 32, k.scale[2 * c + 1]);
-      acc = scaled_dot16(acc, as_s8(hi1), q8 + 48, k.scale[2 * c + 1]);
+      acc = scaled_dot32(acc, as_s8(lo0), as_s8(lo1), q8, k.scale[2 * c]);
+      acc = scaled_dot32(acc, as_s8(hi0), as_s8(hi1), q8 + 32, k.scale[2 * c + 1]);
     }
     const float d = f16_to_f32(a[i].d) * b[i].d;
     const float dmin = f16_to_f32(a[i].dmin) * b[i].d;
