@@ -15,9 +15,13 @@ struct Registry {
 void add_run_command(CLI::App& app, Registry& r);
 void add_info_command(CLI::App& app, Registry& r);
 void add_logits_command(CLI::App& app, Registry& r);
+void add_tokenize_command(CLI::App& app, Registry& r);
 void add_quantize_command(CLI::App& app, Registry& r);
 void add_synth_command(CLI::App& app, Registry& r);
 void add_bench_command(CLI::App& app, Registry& r);
 void add_perplexity_command(CLI::App& app, Registry& r);
+#ifdef EDGEINFER_HAVE_SERVER
+void add_serve_command(CLI::App& app, Registry& r);
+#endif
 
 }  // namespace edgeinfer::cli

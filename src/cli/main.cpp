@@ -15,10 +15,14 @@ int main(int argc, char** argv) {
   cli::add_run_command(app, registry);
   cli::add_info_command(app, registry);
   cli::add_logits_command(app, registry);
+  cli::add_tokenize_command(app, registry);
   cli::add_quantize_command(app, registry);
   cli::add_synth_command(app, registry);
   cli::add_bench_command(app, registry);
   cli::add_perplexity_command(app, registry);
+#ifdef EDGEINFER_HAVE_SERVER
+  cli::add_serve_command(app, registry);
+#endif
 
   try {
     app.parse(argc, argv);

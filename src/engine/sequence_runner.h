@@ -31,6 +31,8 @@ class SequenceRunner {
 
   // Forgets every token (the cache memory is reused).
   void clear() { n_past_ = 0; }
+  // Keeps only the first n tokens (e.g. the part of a chat that did not change).
+  void rewind(int64_t n) { n_past_ = n < n_past_ ? (n < 0 ? 0 : n) : n_past_; }
 
   // Appends tokens to the sequence. Returns the logits of the last token ([n_vocab]), or, with
   // all_logits, of every appended token ([tokens.size()][n_vocab]). Throws Error when the
