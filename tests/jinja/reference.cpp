@@ -14,7 +14,9 @@ std::vector<ReferenceResult> render_reference(const std::vector<ReferenceCase>& 
   job["now"] = nlohmann::ordered_json::array();
   for (int v : kNow) job["now"].push_back(v);
   job["cases"] = nlohmann::ordered_json::array();
-  for (const auto& c : cases) job["cases"].push_back({{"id", c.id}, {"template", c.source}, {"vars", c.vars}});
+  for (const auto& c : cases)
+    job["cases"].push_back(
+        {{"id", c.id}, {"template", c.source}, {"vars", c.vars}, {"transformers_tojson", c.transformers_tojson}});
 
   char path[] = "/tmp/edgeinfer_jinja_job_XXXXXX";
   int fd = mkstemp(path);

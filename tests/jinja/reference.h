@@ -13,6 +13,7 @@ struct ReferenceCase {
   std::string id;
   std::string source;
   nlohmann::ordered_json vars = nlohmann::ordered_json::object();
+  bool transformers_tojson = false;  // transformers' tojson override instead of jinja2's
 };
 
 struct ReferenceResult {

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""Reference renderer for test_jinja: renders templates with Python's jinja2 the way Hugging
-Face transformers renders chat templates (ImmutableSandboxedEnvironment, trim_blocks,
+"""Reference renderer for test_jinja: renders templates with Python's jinja2 set up as Hugging
+Face transformers sets it up for chat templates (ImmutableSandboxedEnvironment, trim_blocks,
 lstrip_blocks, loopcontrols and the {% generation %} tag, raise_exception and strftime_now as
-globals).
+globals), with jinja2's own tojson filter unless a case asks for transformers' override.
 
 Usage: render_reference.py JOB.json
-JOB.json: {"now": [Y, M, D, h, m, s], "cases": [{"id": str, "template": str, "vars": {...}}]}
+JOB.json: {"now": [Y, M, D, h, m, s],
+           "cases": [{"id": str, "template": str, "vars": {...}, "transformers_tojson": bool}]}
+transformers_tojson selects transformers' override of the tojson filter (json.dumps with
+ensure_ascii=False, sort_keys=False, no HTML escaping) instead of jinja2's own.
 Prints a JSON list, one entry per case and in the same order:
   {"id": str, "ok": true, "output": str}  or  {"id": str, "ok": false, "error": "Type: message"}
 """
@@ -46,25 +49,35 @@ def main():
     def strftime_now(fmt):
         return now.strftime(fmt)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[GenerationTag, loopcontrols])
-    env.globals["raise_exception"] = raise_exception
-    env.globals["strftime_now"] = strftime_now
+    def transformers_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
+                          sort_keys=sort_keys)
+
+    envs = {}
+    for style in (False, True):
+        env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                            extensions=[GenerationTag, loopcontrols])
+        env.globals["raise_exception"] = raise_exception
+        env.globals["strftime_now"] = strftime_now
+        if style:
+            env.filters["tojson"] = transformers_tojson
+        envs[style] = env
 
     compiled = {}  # many cases share a template; compile each source once
     results = []
     for case in job["cases"]:
         entry = {"id": case["id"]}
         try:
-            source = case["template"]
-            if source not in compiled:
+            style = bool(case.get("transformers_tojson", False))
+            key = (style, case["template"])
+            if key not in compiled:
                 try:
-                    compiled[source] = env.from_string(source)
+                    compiled[key] = envs[style].from_string(case["template"])
                 except Exception as e:
-                    compiled[source] = e
-            if isinstance(compiled[source], Exception):
-                raise compiled[source]
-            entry["output"] = compiled[source].render(**case["vars"])
+                    compiled[key] = e
+            if isinstance(compiled[key], Exception):
+                raise compiled[key]
+            entry["output"] = compiled[key].render(**case["vars"])
             entry["ok"] = True
         except Exception as e:  # every failure is a result to compare, not a crash
             entry["ok"] = False

@@ -1,10 +1,12 @@
 // Acceptance: every chat template in $EDGEINFER_DATA/templates renders exactly as Python's
-// jinja2 renders it (the way Hugging Face does) for every conversation in
-// tests/jinja/conversations, with and without add_generation_prompt. Expected outputs are
-// produced at test time by render_reference.py; a template that raises there must raise here.
+// jinja2 renders it (set up as Hugging Face sets it up) for every conversation in
+// tests/jinja/conversations, with and without add_generation_prompt, both with jinja2's own
+// tojson filter and with transformers' override of it. Expected outputs are produced at test
+// time by render_reference.py; a template that raises there must raise here.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -69,6 +71,7 @@ struct Case {
   size_t template_index;
   const Conversation* conversation;
   bool add_generation_prompt;
+  bool transformers_tojson;
   ordered_json extra;
 };
 
@@ -93,16 +96,19 @@ TEST(ChatTemplates, EveryTemplateMatchesPythonJinja2) {
   for (size_t t = 0; t < template_files.size(); ++t) {
     sources.push_back(read_file(template_files[t]));
     names.push_back(template_files[t].stem().string());
-    for (const auto& conv : conversations) {
-      for (bool agp : {false, true}) {
-        ordered_json extra = conv.extra;
-        if (template_extras.contains(names[t]))
-          for (auto& [k, v] : template_extras[names[t]].items()) extra[k] = v;
-        ordered_json vars = {{"messages", conv.messages}, {"tools", conv.tools}, {"add_generation_prompt", agp},
-                             {"bos_token", kBos}, {"eos_token", kEos}};
-        for (auto& [k, v] : extra.items()) vars[k] = v;
-        ref_cases.push_back({names[t] + "/" + conv.name + (agp ? "/gen" : ""), sources[t], vars});
-        cases.push_back({t, &conv, agp, extra});
+    for (bool hf_json : {false, true}) {
+      for (const auto& conv : conversations) {
+        for (bool agp : {false, true}) {
+          ordered_json extra = conv.extra;
+          if (template_extras.contains(names[t]))
+            for (auto& [k, v] : template_extras[names[t]].items()) extra[k] = v;
+          ordered_json vars = {{"messages", conv.messages}, {"tools", conv.tools}, {"add_generation_prompt", agp},
+                               {"bos_token", kBos}, {"eos_token", kEos}};
+          for (auto& [k, v] : extra.items()) vars[k] = v;
+          std::string id = names[t] + "/" + conv.name + (agp ? "/gen" : "") + (hf_json ? "/transformers-tojson" : "");
+          ref_cases.push_back({id, sources[t], vars, hf_json});
+          cases.push_back({t, &conv, agp, hf_json, extra});
+        }
       }
     }
   }
@@ -111,28 +117,33 @@ TEST(ChatTemplates, EveryTemplateMatchesPythonJinja2) {
   struct Tally {
     int identical = 0, total = 0, rendered = 0, raised = 0;
   };
-  std::vector<Tally> tally(template_files.size());
-  std::vector<std::unique_ptr<ChatTemplate>> parsed(template_files.size());
+  // [template][0: jinja2's tojson, 1: transformers' tojson]
+  std::vector<std::array<Tally, 2>> tally(template_files.size());
+  std::vector<std::array<std::unique_ptr<ChatTemplate>, 2>> parsed(template_files.size());
   std::vector<std::string> parse_errors(template_files.size());
   for (size_t t = 0; t < template_files.size(); ++t) {
-    try {
-      parsed[t] = std::make_unique<ChatTemplate>(sources[t], kBos, kEos, fixed_clock());
-    } catch (const Error& e) {
-      parse_errors[t] = e.what();
+    for (int style = 0; style < 2; ++style) {
+      ChatTemplate::Options opts = fixed_clock();
+      opts.json_style = style ? jinja::JsonStyle::Transformers : jinja::JsonStyle::Jinja2;
+      try {
+        parsed[t][style] = std::make_unique<ChatTemplate>(sources[t], kBos, kEos, opts);
+      } catch (const Error& e) {
+        parse_errors[t] = e.what();
+      }
     }
   }
 
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
     const ReferenceResult& ref = expected[i];
-    Tally& tl = tally[c.template_index];
+    const int style = c.transformers_tojson ? 1 : 0;
+    Tally& tl = tally[c.template_index][style];
     ++tl.total;
     bool ok = false, raised = false;
     std::string ours;
-    if (parsed[c.template_index]) {
+    if (const auto& tmpl = parsed[c.template_index][style]) {
       try {
-        ours = parsed[c.template_index]->apply(c.conversation->messages, c.conversation->tools, c.add_generation_prompt,
-                                               c.extra);
+        ours = tmpl->apply(c.conversation->messages, c.conversation->tools, c.add_generation_prompt, c.extra);
         ok = true;
       } catch (const jinja::RaisedError& e) {
         raised = true;
@@ -168,12 +179,16 @@ TEST(ChatTemplates, EveryTemplateMatchesPythonJinja2) {
     }
   }
 
-  std::printf("%-50s %10s %9s %7s\n", "template", "identical", "rendered", "raised");
+  std::printf("%-46s %-27s %-27s\n", "", "jinja2 tojson", "transformers tojson");
+  std::printf("%-46s %9s %8s %7s  %9s %8s %7s\n", "template", "identical", "rendered", "raised", "identical", "rendered",
+              "raised");
   for (size_t t = 0; t < template_files.size(); ++t) {
-    const Tally& tl = tally[t];
-    std::printf("%-50s %5d/%-4d %9d %7d\n", names[t].c_str(), tl.identical, tl.total, tl.rendered, tl.raised);
+    const Tally& a = tally[t][0];
+    const Tally& b = tally[t][1];
+    std::printf("%-46s %5d/%-3d %8d %7d  %5d/%-3d %8d %7d\n", names[t].c_str(), a.identical, a.total, a.rendered, a.raised,
+                b.identical, b.total, b.rendered, b.raised);
     // Each template must actually render (not just fail alike) for a real set of conversations.
-    EXPECT_GE(tl.rendered, 6) << names[t] << " renders too few of the test conversations";
+    EXPECT_GE(a.rendered, 6) << names[t] << " renders too few of the test conversations";
   }
 }
 
