@@ -6,6 +6,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/tokenizer_impl.h"
+#include "tokenizer/utf8.h"
 #include "tokenizer/word_cache.h"
 #include "tokenizer/wpm.h"
 #include "util/error.h"
@@ -15,7 +16,7 @@ namespace edgeinfer {
 void Tokenizer::Impl::encode_bpe(std::string_view text, WordCache& cache, std::vector<int32_t>& out) const {
   BpeScratch bpe;
   std::vector<int32_t> ids;
-  std::string encoded;
+  std::string encoded, sanitized;
   pre->split(text, [&](size_t offset, size_t length) {
     const std::string_view word = text.substr(offset, length);
     const bool cacheable = cache.cacheable(word);
@@ -32,8 +33,31 @@ void Tokenizer::Impl::encode_bpe(std::string_view text, WordCache& cache, std::v
       }
     }
     if (!whole) {
+      bool missing = false;
       ids.resize(word.size());
-      for (size_t i = 0; i < word.size(); ++i) ids[i] = byte_level_token[static_cast<unsigned char>(word[i])];
+      for (size_t i = 0; i < word.size(); ++i) {
+        ids[i] = byte_level_token[static_cast<unsigned char>(word[i])];
+        missing |= ids[i] < 0;
+      }
+      if (missing) {
+        // Some vocabularies have no token for bytes that never occur in valid UTF-8 (C0, C1,
+        // F5-FF). Such input is invalid UTF-8: encode its invalid sequences as U+FFFD, as the
+        // reference engine does, instead of dropping bytes.
+        sanitized.clear();
+        for (size_t i = 0; i < word.size();) {
+          size_t len = 1;
+          const auto* p = reinterpret_cast<const unsigned char*>(word.data()) + i;
+          if (utf8::classify(p, word.size() - i, len) == utf8::SeqStatus::Valid) {
+            sanitized.append(word.substr(i, len));
+          } else {
+            sanitized.append("\xEF\xBF\xBD");
+          }
+          i += len;
+        }
+        ids.resize(sanitized.size());
+        for (size_t i = 0; i < sanitized.size(); ++i)
+          ids[i] = byte_level_token[static_cast<unsigned char>(sanitized[i])];
+      }
       bpe_merge(merges, ids.data(), ids.size(), bpe, out);
     }
     if (cacheable) cache.store(word, out.data() + start, out.size() - start);
