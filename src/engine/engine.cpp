@@ -107,8 +107,10 @@ uint64_t Engine::submit(GenerationRequest req) {
   seq->priority = req.priority;
   seq->tokens = req.prompt;
   seq->n_prompt = static_cast<int32_t>(n_prompt);
-  // Generation stops at the context size (finish reason "length") rather than failing.
-  seq->max_tokens = static_cast<int32_t>(std::min<int64_t>(req.max_tokens, n_ctx_ - n_prompt));
+  // Generation stops at the context size or when the sequence would fill the whole KV pool alone
+  // (finish reason "length") rather than failing; a sequence that fits alone always makes
+  // progress, however often it is preempted.
+  seq->max_tokens = static_cast<int32_t>(std::min<int64_t>(req.max_tokens, sched_->max_tokens_alone() - n_prompt));
   seq->cache_salt = req.cache_salt;
   seq->sampler = std::make_unique<Sampler>(req.sampling, static_cast<int32_t>(n_vocab));
   for (int32_t t : req.prompt) seq->sampler->accept(t);

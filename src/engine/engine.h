@@ -72,7 +72,8 @@ class Engine {
 
   // Queues a request; its sink receives events on the engine thread. Throws Error (nothing
   // queued) for an empty prompt, an out-of-vocabulary token, invalid sampling parameters, or a
-  // prompt + max_tokens that exceeds the context or the whole KV pool.
+  // prompt that fills the context or the whole KV pool. Generation is capped so that prompt +
+  // generated tokens fit both (finish reason Length when the cap is reached).
   uint64_t submit(GenerationRequest req);
   // Cancels a request: its blocks are freed within one step and its sink gets a final event
   // with FinishReason::Cancelled. Unknown or finished ids are ignored.

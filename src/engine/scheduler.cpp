@@ -1,6 +1,7 @@
 #include "engine/scheduler.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
 
 #include "util/error.h"
@@ -28,7 +29,16 @@ bool Scheduler::fits(int64_t n_total) const {
   return n_total <= cfg_.max_ctx && blocks_for(n_total, cache_.block_size()) <= cache_.n_blocks();
 }
 
+int64_t Scheduler::max_tokens_alone() const {
+  return std::min<int64_t>(cfg_.max_ctx, static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size());
+}
+
 void Scheduler::add(Sequence* seq) {
+  if (seq->tokens.empty() || !fits(static_cast<int64_t>(seq->tokens.size()))) {
+    throw Error("scheduler: a sequence of " + std::to_string(seq->tokens.size()) +
+                " tokens can never fit (context " + std::to_string(cfg_.max_ctx) + ", KV pool " +
+                std::to_string(static_cast<int64_t>(cache_.n_blocks()) * cache_.block_size()) + " tokens)");
+  }
   seq->status = SeqStatus::Waiting;
   waiting_.push_back(seq);
 }
@@ -66,16 +76,27 @@ void Scheduler::preempt(Sequence* seq) {
   stats_.n_preemptions++;
 }
 
-void Scheduler::admit_prefix(Sequence* seq) {
+Scheduler::Admission Scheduler::peek_admission(Sequence* seq) {
   const int32_t bs = cache_.block_size();
   extend_block_hashes(seq->tokens, bs, cfg_.root, seq->cache_salt, seq->hashes);
+  Admission a;
   // Leave at least the last token to compute: its logits are needed to sample.
-  const size_t usable = std::min(seq->hashes.size(), (seq->tokens.size() - 1) / bs);
-  const int32_t hits = cache_.match_prefix(std::span<const BlockHash>(seq->hashes.data(), usable), seq->blocks);
-  seq->n_computed = hits * bs;
-  seq->n_blocks_cached = hits;
-  stats_.n_cached_tokens += static_cast<uint64_t>(hits) * bs;
-  if (!seq->scheduled_once) seq->timings.n_cached = hits * bs;
+  a.usable = static_cast<int32_t>(std::min(seq->hashes.size(), (seq->tokens.size() - 1) / bs));
+  const PrefixPeek p = cache_.peek_prefix(std::span<const BlockHash>(seq->hashes.data(), a.usable));
+  a.hits = p.n_blocks;
+  a.hits_free = p.n_free;
+  return a;
+}
+
+bool Scheduler::waits_for_inflight(const Sequence* seq, const Admission& a) const {
+  if (!cfg_.share_inflight_prefixes || a.hits >= a.usable) return false;
+  const auto next = static_cast<size_t>(a.hits);
+  const BlockHash h = seq->hashes[next];
+  const int32_t end = (a.hits + 1) * cache_.block_size();
+  for (const Sequence* r : running_) {
+    if (r != seq && r->n_computed < end && r->hashes.size() > next && r->hashes[next] == h) return true;
+  }
+  return false;
 }
 
 void Scheduler::register_full_blocks(Sequence* seq) {
@@ -95,18 +116,49 @@ void Scheduler::advance(Sequence* seq, int32_t n_computed_new) {
   register_full_blocks(seq);
 }
 
+int32_t Scheduler::decode_reserve() const {
+  const int32_t bs = cache_.block_size();
+  int32_t reserve = 0;
+  for (const Sequence* r : running_) {
+    if (r->n_pending() == 1 && static_cast<int32_t>(r->blocks.size()) * bs <= r->n_computed) {
+      ++reserve;
+    }
+  }
+  return reserve;
+}
+
+int32_t Scheduler::admission_need(const Sequence* seq, const Admission& a) const {
+  return blocks_for(static_cast<int64_t>(seq->tokens.size()), cache_.block_size()) - a.hits + a.hits_free;
+}
+
+void Scheduler::priority_preemption() {
+  // The first waiting sequence that could start now (one held back for an in-flight prefix
+  // gains nothing from preemption).
+  for (size_t i = 0; i < waiting_.size(); ++i) {
+    Sequence* w = waiting_[i];
+    Admission a = peek_admission(w);
+    if (waits_for_inflight(w, a)) continue;
+    for (;;) {
+      if (running_.empty() || !runs_before(w, running_.back())) return;
+      const bool slot = static_cast<int32_t>(running_.size()) < cfg_.max_running;
+      if (slot && admission_need(w, a) + decode_reserve() <= cache_.n_free()) return;
+      preempt(running_.back());
+      a = peek_admission(w);  // the victim's blocks may be hits for w
+    }
+  }
+}
+
 std::vector<ScheduledSeq> Scheduler::schedule() {
-  stats_.n_steps++;
+  const uint64_t step = ++stats_.n_steps;
   std::stable_sort(running_.begin(), running_.end(), runs_before);
   std::stable_sort(waiting_.begin(), waiting_.end(), runs_before);
   const int32_t bs = cache_.block_size();
 
+  priority_preemption();
+
   std::vector<ScheduledSeq> out;
   int32_t budget = cfg_.max_batch_tokens;
-  std::vector<const Sequence*> scheduled;  // victims are only picked among the unscheduled
-  auto is_scheduled = [&](const Sequence* s) {
-    return std::find(scheduled.begin(), scheduled.end(), s) != scheduled.end();
-  };
+  auto is_scheduled = [&](const Sequence* s) { return s->scheduled_step == step; };
   // Preempts the lowest-ranked running sequence that is not scheduled this step and ranks below
   // `than` (or is `than` itself when allowed). Returns false when there is none.
   auto preempt_one = [&](const Sequence* than, bool allow_self) -> bool {
@@ -124,14 +176,25 @@ std::vector<ScheduledSeq> Scheduler::schedule() {
     }
     return false;
   };
+  auto emit = [&](Sequence* seq, int32_t chunk, int32_t n_draft) {
+    const bool sample = seq->n_computed + chunk == static_cast<int32_t>(seq->tokens.size());
+    out.push_back({seq, chunk, n_draft, sample});
+    seq->scheduled_step = step;
+    budget -= chunk + n_draft;
+  };
 
-  // 1. Running sequences that are decoding: one token each, plus drafts.
-  std::vector<Sequence*> order = running_;
+  // 1. Running sequences that are decoding: one token each, plus drafts with what budget is left
+  // after every decoder's token.
+  const std::vector<Sequence*> order = running_;
+  int32_t decoders_left = 0;
+  for (const Sequence* seq : order) decoders_left += seq->n_pending() == 1 ? 1 : 0;
   bool any_decode = false;
   for (Sequence* seq : order) {
-    if (seq->status != SeqStatus::Running || seq->n_pending() != 1 || budget < 1) continue;
+    if (seq->n_pending() != 1) continue;
+    --decoders_left;
+    if (seq->status != SeqStatus::Running || budget < 1) continue;
     int32_t n_draft = static_cast<int32_t>(seq->draft.size());
-    n_draft = std::min(n_draft, budget - 1);
+    n_draft = std::min(n_draft, budget - 1 - decoders_left);
     n_draft = std::min<int32_t>(n_draft, cfg_.max_ctx - static_cast<int32_t>(seq->tokens.size()));
     n_draft = std::max(n_draft, 0);
     bool ok = false;
@@ -140,8 +203,9 @@ std::vector<ScheduledSeq> Scheduler::schedule() {
         ok = true;
         break;
       }
-      if (n_draft > 0) {
-        n_draft = 0;
+      if (n_draft > 0) {  // drafts are a bonus: trimmed to the free blocks, never worth a preemption
+        const int64_t room = (static_cast<int64_t>(seq->blocks.size()) + cache_.n_free()) * bs - seq->n_computed - 1;
+        n_draft = static_cast<int32_t>(std::clamp<int64_t>(room, 0, n_draft - 1));
         continue;
       }
       if (!preempt_one(seq, /*allow_self=*/true)) break;
@@ -149,9 +213,7 @@ std::vector<ScheduledSeq> Scheduler::schedule() {
     }
     if (!ok || seq->status != SeqStatus::Running) continue;
     seq->draft.resize(n_draft);
-    out.push_back({seq, 1, n_draft, true});
-    scheduled.push_back(seq);
-    budget -= 1 + n_draft;
+    emit(seq, 1, n_draft);
     any_decode = true;
   }
 
@@ -166,8 +228,8 @@ std::vector<ScheduledSeq> Scheduler::schedule() {
 
   // 2. Running sequences still prefilling: the next chunk.
   for (Sequence* seq : order) {
-    if (seq->status != SeqStatus::Running || is_scheduled(seq) || seq->n_pending() <= 1) continue;
     if (prefill_cap <= 0) break;
+    if (seq->status != SeqStatus::Running || is_scheduled(seq) || seq->n_pending() <= 1) continue;
     int32_t chunk = std::min(seq->n_pending(), prefill_cap);
     while (!ensure_blocks(seq, seq->n_computed + chunk)) {
       if (!preempt_one(seq, /*allow_self=*/false)) {
@@ -178,43 +240,48 @@ std::vector<ScheduledSeq> Scheduler::schedule() {
     }
     if (chunk == 0) continue;
     seq->draft.clear();
-    const bool sample = seq->n_computed + chunk == static_cast<int32_t>(seq->tokens.size());
-    out.push_back({seq, chunk, 0, sample});
-    scheduled.push_back(seq);
+    emit(seq, chunk, 0);
     prefill_cap -= chunk;
-    budget -= chunk;
     stats_.n_prompt_tokens_computed += chunk;
   }
 
-  // 3. Admit waiting sequences.
-  while (!waiting_.empty() && prefill_cap > 0 && static_cast<int32_t>(running_.size()) < cfg_.max_running) {
-    Sequence* seq = waiting_.front();
-    admit_prefix(seq);
-    int32_t chunk = std::min(seq->n_pending(), prefill_cap);
-    while (!ensure_blocks(seq, seq->n_computed + chunk)) {
-      if (!preempt_one(seq, /*allow_self=*/false)) {
-        chunk = chunk_fitting(seq, chunk);
-        if (chunk == 0 || !ensure_blocks(seq, seq->n_computed + chunk)) chunk = 0;
-        break;
-      }
+  // 3. Admit waiting sequences. Admission is decided on a peek of the prefix cache, so a
+  // sequence that cannot start takes nothing (no hits resurrected and given back, no counters).
+  // It gets the blocks of its whole prompt at once (prefilled in chunks later): a prompt is
+  // never left half-computed for lack of blocks, and is admitted only when they are there,
+  // beyond the blocks running decoders need next — otherwise it would be admitted only to be
+  // preempted by them.
+  for (size_t i = 0; i < waiting_.size();) {
+    if (prefill_cap <= 0 || static_cast<int32_t>(running_.size()) >= cfg_.max_running) break;
+    Sequence* seq = waiting_[i];
+    Admission a = peek_admission(seq);
+    if (waits_for_inflight(seq, a)) {
+      stats_.n_deferred++;
+      ++i;
+      continue;
     }
-    if (chunk == 0) {
-      // Not even one token fits: give the prefix hits back and wait for blocks.
-      if (!seq->blocks.empty()) cache_.release(seq->blocks);
-      seq->blocks.clear();
-      seq->n_computed = 0;
-      seq->n_blocks_cached = 0;
-      break;
+    while (admission_need(seq, a) + decode_reserve() > cache_.n_free()) {
+      if (!preempt_one(seq, /*allow_self=*/false)) break;
+      a = peek_admission(seq);  // a victim's released blocks may be hits now
     }
-    waiting_.erase(waiting_.begin());
+    // Not enough blocks: wait (nothing behind it jumps the queue, so it cannot starve).
+    if (admission_need(seq, a) + decode_reserve() > cache_.n_free()) break;
+    const int32_t n_comp = a.hits * bs;
+    const int32_t chunk = std::min(static_cast<int32_t>(seq->tokens.size()) - n_comp, prefill_cap);
+    const int32_t hits = cache_.match_prefix(std::span<const BlockHash>(seq->hashes.data(), a.usable), seq->blocks);
+    if (hits != a.hits || !ensure_blocks(seq, static_cast<int32_t>(seq->tokens.size()))) {
+      throw Error("scheduler: admission accounting is inconsistent with the prefix cache");
+    }
+    seq->n_computed = n_comp;
+    seq->n_blocks_cached = hits;
+    stats_.n_cached_tokens += static_cast<uint64_t>(n_comp);
+    if (!seq->scheduled_once) seq->timings.n_cached = n_comp;
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(i));
     seq->status = SeqStatus::Running;
     seq->draft.clear();
     running_.push_back(seq);
-    const bool sample = seq->n_computed + chunk == static_cast<int32_t>(seq->tokens.size());
-    out.push_back({seq, chunk, 0, sample});
-    scheduled.push_back(seq);
+    emit(seq, chunk, 0);
     prefill_cap -= chunk;
-    budget -= chunk;
     stats_.n_prompt_tokens_computed += chunk;
   }
   return out;

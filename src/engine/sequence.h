@@ -37,6 +37,7 @@ struct Sequence {
   uint64_t cache_salt = 0;
 
   std::vector<int32_t> draft;  // speculative tokens riding along in the current step
+  uint64_t scheduled_step = 0;  // the scheduler's step number when it was last scheduled
 
   // Request-side state (the scheduler does not look at these).
   GenerationRequest req;
