@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "reference.h"
 #include "tokenizer/chat_template.h"
@@ -254,6 +255,25 @@ TEST(ChatTemplateApi, StrftimeNowUsesTheClock) {
   EXPECT_EQ(t.apply(nlohmann::json::array(), nullptr, false), "26 Jul 2024");
   ChatTemplate live("{{ strftime_now('%Y') }}", "", "");
   EXPECT_EQ(live.apply(nlohmann::json::array(), nullptr, false).size(), 4u);
+}
+
+TEST(ChatTemplateApi, ConcurrentAppliesShareOneTemplate) {
+  ChatTemplate t(
+      "{% set ns = namespace(n=0) %}{% macro tag(r) %}<{{ r }}>{% endmacro %}"
+      "{% for m in messages %}{% set ns.n = ns.n + 1 %}{{ tag(m.role) }}{{ m.content|trim }}{% endfor %}{{ ns.n }}",
+      "", "");
+  nlohmann::json msgs = nlohmann::json::array();
+  for (int i = 0; i < 50; ++i) msgs.push_back({{"role", i % 2 ? "assistant" : "user"}, {"content", " m" + std::to_string(i) + " "}});
+  const std::string expected = t.apply(msgs, nullptr, false);
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int k = 0; k < 4; ++k)
+    threads.emplace_back([&, k] {
+      for (int i = 0; i < 50; ++i) mismatches[k] += t.apply(msgs, nullptr, false) != expected;
+    });
+  for (auto& th : threads) th.join();
+  for (int m : mismatches) EXPECT_EQ(m, 0);
+  EXPECT_EQ(expected.substr(expected.size() - 2), "50");
 }
 
 }  // namespace

@@ -259,7 +259,39 @@ std::string swapcase(std::string_view s) {
   return encode(out);
 }
 
+namespace {
+
+// The code point starting at byte `pos` and its encoded length (invalid bytes: U+FFFD, 1).
+char32_t decode_at(std::string_view s, size_t pos, size_t* len) {
+  unsigned char c = static_cast<unsigned char>(s[pos]);
+  size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  if (n == 0 || pos + n > s.size()) {
+    *len = 1;
+    return n == 1 ? c : 0xFFFD;
+  }
+  std::u32string cp = decode(s.substr(pos, n));
+  *len = cp.size() == 1 ? n : 1;
+  return cp.size() == 1 ? cp[0] : 0xFFFD;
+}
+
+}  // namespace
+
 std::string strip(std::string_view s, const std::string* chars, bool left, bool right) {
+  if (!chars) {
+    // Whitespace strip without decoding the whole (often long) message text.
+    size_t b = 0, e = s.size(), len;
+    if (left)
+      while (b < e && is_space(decode_at(s, b, &len))) b += len;
+    if (right) {
+      while (e > b) {
+        size_t start = e - 1;
+        while (start > b && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80 && e - start < 4) --start;
+        if (!is_space(decode_at(s, start, &len)) || start + len != e) break;
+        e = start;
+      }
+    }
+    return std::string(s.substr(b, e - b));
+  }
   std::u32string in = decode(s);
   std::u32string set;
   if (chars) set = decode(*chars);
