@@ -1,8 +1,44 @@
-// AVX-512 kernel table. Entries not specialized here stay on the scalar reference.
-#include "kernels/kernels.h"
+// AVX-512 kernel table. Entries not specialized here keep what the AVX2 table (filled first,
+// see kernels.cpp) or the scalar reference put there.
+#include "kernels/simd_avx512.h"
 
 namespace edgeinfer {
 
-void fill_avx512_kernels(Kernels& k) { k.isa = Isa::Avx512; }
+void fill_avx512_kernels(Kernels& k) {
+  k.isa = Isa::Avx512;
+  auto id = [](TensorType t) { return static_cast<size_t>(t); };
+  using T = TensorType;
+
+  k.from_float[id(T::F16)] = f16_from_float_avx512;
+  k.from_float[id(T::BF16)] = bf16_from_float_avx512;
+  k.from_float[id(T::Q8_0)] = q8_0_from_float_avx512;
+  k.from_float[id(T::Q8_1)] = q8_1_from_float_avx512;
+  k.from_float[id(T::Q8_K)] = q8_k_from_float_avx512;
+
+  k.vec_dot[id(T::F32)] = f32_vec_dot_avx512;
+  k.vec_dot[id(T::F16)] = f16_vec_dot_avx512;
+  k.vec_dot[id(T::BF16)] = bf16_vec_dot_avx512;
+  k.vec_dot[id(T::Q4_0)] = q4_0_vec_dot_avx512;
+  k.vec_dot[id(T::Q4_1)] = q4_1_vec_dot_avx512;
+  k.vec_dot[id(T::Q5_0)] = q5_0_vec_dot_avx512;
+  k.vec_dot[id(T::Q5_1)] = q5_1_vec_dot_avx512;
+  k.vec_dot[id(T::Q8_0)] = q8_0_vec_dot_avx512;
+  k.vec_dot[id(T::Q2_K)] = q2_k_vec_dot_avx512;
+  k.vec_dot[id(T::Q3_K)] = q3_k_vec_dot_avx512;
+  k.vec_dot[id(T::Q4_K)] = q4_k_vec_dot_avx512;
+  k.vec_dot[id(T::Q5_K)] = q5_k_vec_dot_avx512;
+  k.vec_dot[id(T::Q6_K)] = q6_k_vec_dot_avx512;
+
+  k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q4_1)] = q4_1_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q5_0)] = q5_0_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q5_1)] = q5_1_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q2_K)] = q2_k_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q3_K)] = q3_k_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q4_K)] = q4_k_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q5_K)] = q5_k_gemm_tile_avx512;
+  k.gemm_tile[id(T::Q6_K)] = q6_k_gemm_tile_avx512;
+}
 
 }  // namespace edgeinfer

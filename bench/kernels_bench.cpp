@@ -1,0 +1,177 @@
+// Kernel throughput per ISA path and weight type, one thread:
+//   gemv/<isa>/<type>/<rows>x<n>      decode: one activation row against every weight row
+//                                     (vec_dot per row); the weights are cycled through several
+//                                     copies totalling > 256 MiB so they come from DRAM, as in
+//                                     decode
+//   gemv_l2/<isa>/<type>/<rows>x<n>   same on one copy (cache-resident: kernel speed alone)
+//   gemm/<isa>/<type>/<rows>x<n>/512  prefill: 512 activation rows; gemm_tile when the path has
+//                                     one (called once for all rows and columns), else vec_dot
+//   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
+//   from_float/<isa>/<type>/<n>       activation conversion
+// Counters: bytes_per_second = weight bytes read per second; ops = multiply-adds x 2 per
+// second (GOPS when shown with the G suffix).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "quant/type_traits.h"
+
+namespace edgeinfer {
+namespace {
+
+size_t row_bytes(TensorType t, int64_t n) { return static_cast<size_t>(*tensor_row_bytes(t, n)); }
+
+std::vector<float> random_floats(size_t n, std::mt19937& rng) {
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = g(rng);
+  return v;
+}
+
+// Weight rows: one row of random floats through the reference quantizer, repeated (the kernels'
+// speed does not depend on the values; the K-quant reference quantizers are too slow for whole
+// matrices).
+std::vector<uint8_t> random_weights(TensorType t, int64_t rows, int64_t n, std::mt19937& rng) {
+  const TypeTraits& tr = type_traits(t);
+  const size_t rb = row_bytes(t, n);
+  std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
+  if (!tr.is_quantized) {
+    const auto x = random_floats(static_cast<size_t>(n), rng);
+    for (int64_t r = 0; r < rows; ++r) tr.from_float_ref(x.data(), w.data() + rb * static_cast<size_t>(r), n);
+    return w;
+  }
+  std::vector<uint8_t> proto(rb);
+  const auto x = random_floats(static_cast<size_t>(n), rng);
+  tr.from_float_ref(x.data(), proto.data(), n);
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(w.data() + rb * static_cast<size_t>(r), proto.data(), rb);
+  return w;
+}
+
+std::vector<uint8_t> activations(TensorType t, int64_t cols, int64_t n, std::mt19937& rng) {
+  const size_t rb = row_bytes(t, n);
+  std::vector<uint8_t> a(rb * static_cast<size_t>(cols));
+  const auto x = random_floats(static_cast<size_t>(n * cols), rng);
+  for (int64_t c = 0; c < cols; ++c) type_traits(t).from_float_ref(x.data() + c * n, a.data() + rb * static_cast<size_t>(c), n);
+  return a;
+}
+
+void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram) {
+  const Kernels& k = kernels_for(isa);
+  const TypeTraits& tr = type_traits(t);
+  std::mt19937 rng(1);
+  const size_t rb = row_bytes(t, n), mb = rb * static_cast<size_t>(rows);
+  const auto proto = random_weights(t, rows, n, rng);
+  const size_t copies = dram ? (size_t{256} << 20) / mb + 1 : 1;
+  std::vector<uint8_t> w(mb * copies);
+  for (size_t i = 0; i < copies; ++i) std::memcpy(w.data() + i * mb, proto.data(), mb);
+  const auto a = activations(tr.vec_dot_type, 1, n, rng);
+  std::vector<float> y(static_cast<size_t>(rows));
+  const VecDotFn dot = k.vec_dot[static_cast<size_t>(t)];
+  size_t copy = 0;
+  for (auto _ : st) {
+    const uint8_t* wm = w.data() + copy * mb;
+    for (int64_t r = 0; r < rows; ++r) dot(n, &y[static_cast<size_t>(r)], wm + rb * static_cast<size_t>(r), a.data());
+    benchmark::DoNotOptimize(y.data());
+    copy = copy + 1 == copies ? 0 : copy + 1;
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(mb));
+  st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n),
+                                          benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+void gemm(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, int64_t cols, int64_t tile_rows,
+          int64_t tile_cols) {
+  const Kernels& k = kernels_for(isa);
+  const TypeTraits& tr = type_traits(t);
+  std::mt19937 rng(2);
+  const size_t rb = row_bytes(t, n), xb = row_bytes(tr.vec_dot_type, n);
+  const auto w = random_weights(t, rows, n, rng);
+  const auto a = activations(tr.vec_dot_type, cols, n, rng);
+  std::vector<float> y(static_cast<size_t>(rows * cols));
+  const GemmTileFn tile = k.gemm_tile[static_cast<size_t>(t)];
+  const VecDotFn dot = k.vec_dot[static_cast<size_t>(t)];
+  for (auto _ : st) {
+    if (tile) {
+      for (int64_t r0 = 0; r0 < rows; r0 += tile_rows) {
+        for (int64_t c0 = 0; c0 < cols; c0 += tile_cols) {
+          const int64_t nr = std::min(tile_rows, rows - r0), nc = std::min(tile_cols, cols - c0);
+          tile(n, nr, nc, w.data() + rb * static_cast<size_t>(r0), rb, a.data() + xb * static_cast<size_t>(c0), xb,
+               y.data() + c0 * rows + r0, static_cast<size_t>(rows));
+        }
+      }
+    } else {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          dot(n, &y[static_cast<size_t>(c * rows + r)], w.data() + rb * static_cast<size_t>(r),
+              a.data() + xb * static_cast<size_t>(c));
+        }
+      }
+    }
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(w.size()));
+  st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n * cols),
+                                          benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  st.SetLabel(tile ? "gemm_tile" : "vec_dot loop");
+}
+
+void from_float(benchmark::State& st, Isa isa, TensorType t, int64_t n) {
+  std::mt19937 rng(3);
+  const auto x = random_floats(static_cast<size_t>(n), rng);
+  std::vector<uint8_t> out(row_bytes(t, n));
+  const FromFloatFn f = kernels_for(isa).from_float[static_cast<size_t>(t)];
+  for (auto _ : st) {
+    f(x.data(), out.data(), n);
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * n * 4);
+}
+
+void register_all() {
+  using T = TensorType;
+  const T types[] = {T::Q4_0, T::Q8_0, T::Q4_K, T::Q6_K, T::F16, T::Q4_1, T::Q5_0, T::Q5_1,
+                     T::Q2_K, T::Q3_K, T::Q5_K, T::BF16, T::F32};
+  const std::pair<int64_t, int64_t> shapes[] = {{2048, 2048}, {5632, 2048}};
+  for (Isa isa : supported_isas()) {
+    const std::string in = std::string(isa_name(isa));
+    for (T t : types) {
+      if (!find_type_traits(t)) continue;
+      const std::string tn = std::string(tensor_type_name(t));
+      for (auto [rows, n] : shapes) {
+        const std::string shape = std::to_string(rows) + "x" + std::to_string(n);
+        benchmark::RegisterBenchmark(("gemv/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, true)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("gemv_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, false)
+            ->Unit(benchmark::kMicrosecond);
+        if (isa == Isa::Scalar) continue;  // scalar GEMM takes seconds per iteration
+        benchmark::RegisterBenchmark(("gemm/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa, t, rows, n,
+                                     int64_t{512}, rows, int64_t{512})
+            ->Unit(benchmark::kMillisecond);
+        benchmark::RegisterBenchmark(("gemm_tiles16x64/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa, t,
+                                     rows, n, int64_t{512}, int64_t{16}, int64_t{64})
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+    for (T t : {T::Q8_0, T::Q8_1, T::Q8_K, T::F16, T::BF16}) {
+      benchmark::RegisterBenchmark(("from_float/" + in + "/" + std::string(tensor_type_name(t)) + "/4096").c_str(),
+                                   from_float, isa, t, int64_t{4096});
+    }
+  }
+}
+
+}  // namespace
+}  // namespace edgeinfer
+
+int main(int argc, char** argv) {
+  edgeinfer::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,97 @@
+// AVX2 dot products of the 32-wide quant types against Q8_0/Q8_1 activations, one block per
+// 256-bit register. vpmaddubsw multiplies unsigned weight bytes with signed activation bytes
+// into int16 pairs; a constant weight offset is removed in int16 by subtracting
+// vpmaddubsw(offset, a) (no overflow: |pair| <= 2 * 31 * 127 + 2 * 16 * 127). Q8_0 weights
+// use the sign trick |w| * (a * sign(w)) instead. Block sums are scaled by dw * da in float.
+#include "kernels/simd_avx2.h"
+
+namespace edgeinfer {
+
+namespace {
+
+using namespace avx2;
+
+// int32 lanes of sum((u - off) * s) for unsigned u, signed s, byte offset off.
+inline __m256i dot_off(__m256i u, __m256i s, __m256i off) {
+  const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(u, s), _mm256_maddubs_epi16(off, s));
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+inline float scale(uint16_t dw, uint16_t da) { return f16_to_f32(dw) * f16_to_f32(da); }
+
+// Calls blk(i, acc) for every block, alternating two accumulators for latency.
+template <typename Block>
+inline float over_blocks(int64_t nb, Block blk) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
+  int64_t i = 0;
+  for (; i + 1 < nb; i += 2) {
+    blk(i, acc0);
+    blk(i + 1, acc1);
+  }
+  if (i < nb) blk(i, acc0);
+  return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+inline __m256i q5_weights(const uint8_t* qs, const uint8_t* qh) {
+  const __m256i hi = _mm256_and_si256(bits_to_bytes(load_u32(qh)), _mm256_set1_epi8(0x10));
+  return _mm256_or_si256(unpack_nibbles(qs), hi);
+}
+
+}  // namespace
+
+void q4_0_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y) {
+  const BlockQ4_0* a = static_cast<const BlockQ4_0*>(x);
+  const BlockQ8_0* b = static_cast<const BlockQ8_0*>(y);
+  const __m256i eight = _mm256_set1_epi8(8);
+  *s = over_blocks(n / kQK, [&](int64_t i, __m256& acc) {
+    const __m256i isum = dot_off(unpack_nibbles(a[i].qs), loadu256(b[i].qs), eight);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(scale(a[i].d, b[i].d)), acc);
+  });
+}
+
+void q8_0_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y) {
+  const BlockQ8_0* a = static_cast<const BlockQ8_0*>(x);
+  const BlockQ8_0* b = static_cast<const BlockQ8_0*>(y);
+  *s = over_blocks(n / kQK, [&](int64_t i, __m256& acc) {
+    const __m256i w = loadu256(a[i].qs);
+    // |w| as unsigned (|-128| = 128 fits) times a with w's sign: |pair| <= 2 * 128 * 127.
+    const __m256i isum = dot_u8s8(_mm256_abs_epi8(w), _mm256_sign_epi8(loadu256(b[i].qs), w));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(scale(a[i].d, b[i].d)), acc);
+  });
+}
+
+void q4_1_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y) {
+  const BlockQ4_1* a = static_cast<const BlockQ4_1*>(x);
+  const BlockQ8_1* b = static_cast<const BlockQ8_1*>(y);
+  float mins = 0.0f;  // sum of m * (da * sum(a)), the affine part
+  const float dots = over_blocks(n / kQK, [&](int64_t i, __m256& acc) {
+    const __m256i isum = dot_u8s8(unpack_nibbles(a[i].qs), loadu256(b[i].qs));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(scale(a[i].d, b[i].d)), acc);
+    mins += f16_to_f32(a[i].m) * f16_to_f32(b[i].s);
+  });
+  *s = dots + mins;
+}
+
+void q5_0_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y) {
+  const BlockQ5_0* a = static_cast<const BlockQ5_0*>(x);
+  const BlockQ8_0* b = static_cast<const BlockQ8_0*>(y);
+  const __m256i sixteen = _mm256_set1_epi8(16);
+  *s = over_blocks(n / kQK, [&](int64_t i, __m256& acc) {
+    const __m256i isum = dot_off(q5_weights(a[i].qs, a[i].qh), loadu256(b[i].qs), sixteen);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(scale(a[i].d, b[i].d)), acc);
+  });
+}
+
+void q5_1_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y) {
+  const BlockQ5_1* a = static_cast<const BlockQ5_1*>(x);
+  const BlockQ8_1* b = static_cast<const BlockQ8_1*>(y);
+  float mins = 0.0f;
+  const float dots = over_blocks(n / kQK, [&](int64_t i, __m256& acc) {
+    const __m256i isum = dot_u8s8(q5_weights(a[i].qs, a[i].qh), loadu256(b[i].qs));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(scale(a[i].d, b[i].d)), acc);
+    mins += f16_to_f32(a[i].m) * f16_to_f32(b[i].s);
+  });
+  *s = dots + mins;
+}
+
+}  // namespace edgeinfer

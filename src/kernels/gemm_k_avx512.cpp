@@ -1,0 +1,312 @@
+// AVX-512 prefill tiles (GemmTileFn) of the K-quants Q2_K..Q6_K against Q8_K activations.
+//
+// Same layout as gemm_q_avx512.cpp: 16 weight rows in the 16 int32 lanes, a super-block's
+// quants unpacked once per row group into 64 registers' worth of interleaved unsigned bytes
+// (chunk k, lane r = elements 4k..4k+3 of row r) and reused for every column, with the
+// column's activation bytes broadcast from memory into vpdpbusd. Per sub-block the int32 sum
+// is multiplied by the rows' integer scales (vpmulld) and accumulated in int32 for the whole
+// super-block. The parts that depend on a group's activation sum only (Q2_K/Q4_K/Q5_K mins,
+// Q3_K/Q6_K constant offsets) use vpdpwssd of per-row int16 pairs with the activation's bsums,
+// read straight from the Q8_K block, so K-quants need no activation preprocessing.
+#include "kernels/simd_avx512.h"
+
+namespace edgeinfer {
+
+namespace {
+
+using namespace avx512;
+
+constexpr int kRows = 16;
+constexpr int kPanel = 64;
+constexpr int kMaxCols = 6;
+
+// One row group's super-block.
+struct KPack {
+  __m512i q[64];      // q[k] lane r: unsigned quants of elements 4k..4k+3, row r
+  __m512i sc[16];     // lane r: integer scale of sub-block j (8 of 32 or 16 of 16 elements)
+  __m512i pairs[8];   // lane r: int16 pair multiplying bsums[2t], bsums[2t + 1]
+  __m512 d, dmin;     // lane r: super-block scales (dmin: of the pairs term, if any)
+};
+
+// 16 rows x 16 bytes at rows[r] + off -> t[d] lane r = dword d of row r (see gemm_q_avx512.cpp).
+inline void transpose16x4(const uint8_t* const* rows, size_t off, __m512i t[4]) {
+  __m512i z[4];
+  for (int g = 0; g < 4; ++g) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[g] + off)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[g + 4] + off)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[g + 8] + off)), 2);
+    z[g] = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[g + 12] + off)), 3);
+  }
+  const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]), a1 = _mm512_unpackhi_epi32(z[0], z[1]);
+  const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]), a3 = _mm512_unpackhi_epi32(z[2], z[3]);
+  t[0] = _mm512_unpacklo_epi64(a0, a2);
+  t[1] = _mm512_unpackhi_epi64(a0, a2);
+  t[2] = _mm512_unpacklo_epi64(a1, a3);
+  t[3] = _mm512_unpackhi_epi64(a1, a3);
+}
+
+// Transposes `bytes` (a multiple of 16) at rows[r] + off: out[i] lane r = dword i of row r.
+inline void transpose_rows(const uint8_t* const* rows, size_t off, int bytes, __m512i* out) {
+  for (int p = 0; p < bytes / 16; ++p) transpose16x4(rows, off + 16 * static_cast<size_t>(p), out + 4 * p);
+}
+
+inline __m512 f16_lo(__m512i v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v)); }
+inline __m512 f16_hi(__m512i v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(v, 16))); }
+
+inline __m512 gather_f16(const uint8_t* const* rows, size_t off) {
+  alignas(32) uint16_t h[kRows];
+  for (int r = 0; r < kRows; ++r) std::memcpy(&h[r], rows[r] + off, 2);
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+}
+
+inline __m512i byte_u(__m512i v, int i) { return _mm512_and_si512(_mm512_srli_epi32(v, 8 * i), _mm512_set1_epi32(0xff)); }
+inline __m512i byte_s(__m512i v, int i) { return _mm512_srai_epi32(_mm512_slli_epi32(v, 24 - 8 * i), 24); }
+// int16 pair (lo, hi) per lane from two int32 lanes in int16 range.
+inline __m512i pair16(__m512i lo, __m512i hi) {
+  return _mm512_or_si512(_mm512_and_si512(lo, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(hi, 16));
+}
+// Logical dword shift by a signed count (left when positive).
+inline __m512i shift32(__m512i v, int count) {
+  return count >= 0 ? _mm512_sll_epi32(v, _mm_cvtsi32_si128(count)) : _mm512_srl_epi32(v, _mm_cvtsi32_si128(-count));
+}
+
+// Q4_K/Q5_K scales and mins from the 12 packed bytes as dwords a0, a1, a2 (see dot_k_avx512.cpp).
+inline void k4_scales(KPack& p, __m512i a0, __m512i a1, __m512i a2) {
+  const __m512i m6 = _mm512_set1_epi32(0x3f3f3f3f), m4 = _mm512_set1_epi32(0x0f0f0f0f), m2 = _mm512_set1_epi32(0x03030303);
+  const __m512i sc_lo = _mm512_and_si512(a0, m6);
+  const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(a2, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a0, 6), m2), 4));
+  const __m512i mn_lo = _mm512_and_si512(a1, m6);
+  const __m512i mn_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(a2, 4), m4),
+                                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a1, 6), m2), 4));
+  for (int j = 0; j < 8; ++j) {
+    p.sc[j] = byte_u(j < 4 ? sc_lo : sc_hi, j % 4);
+    const __m512i m = byte_u(j < 4 ? mn_lo : mn_hi, j % 4);
+    p.pairs[j] = pair16(m, m);  // sub-block j covers bsums 2j and 2j + 1
+  }
+}
+
+// Q4_K/Q5_K nibbles: qs dwords (32 per row) -> q[], sub-block 2c from the low nibbles of qs
+// bytes [32c, 32c + 32), sub-block 2c + 1 from their high nibbles.
+inline void k4_nibbles(KPack& p, const __m512i* qs) {
+  const __m512i lo4 = _mm512_set1_epi8(0x0F);
+  for (int c = 0; c < 4; ++c) {
+    for (int k = 0; k < 8; ++k) {
+      const __m512i v = qs[8 * c + k];
+      p.q[16 * c + k] = _mm512_and_si512(v, lo4);
+      p.q[16 * c + 8 + k] = _mm512_and_si512(_mm512_srli_epi16(v, 4), lo4);
+    }
+  }
+}
+
+struct FmtQ4_K {
+  using Block = BlockQ4_K;
+  static constexpr int kGroups = 8;  // scales per super-block
+  static constexpr bool kMins = true;
+  static void unpack(const uint8_t* const* rows, size_t base, KPack& p) {
+    __m512i head[4], qs[32];
+    transpose16x4(rows, base, head);  // d|dmin, scale bytes 0-3, 4-7, 8-11
+    p.d = f16_lo(head[0]);
+    p.dmin = f16_hi(head[0]);
+    k4_scales(p, head[1], head[2], head[3]);
+    transpose_rows(rows, base + offsetof(Block, qs), 128, qs);
+    k4_nibbles(p, qs);
+  }
+};
+
+struct FmtQ5_K {
+  using Block = BlockQ5_K;
+  static constexpr int kGroups = 8;
+  static constexpr bool kMins = true;
+  static void unpack(const uint8_t* const* rows, size_t base, KPack& p) {
+    __m512i head[4], qs[32], qh[8];
+    transpose16x4(rows, base, head);
+    p.d = f16_lo(head[0]);
+    p.dmin = f16_hi(head[0]);
+    k4_scales(p, head[1], head[2], head[3]);
+    transpose_rows(rows, base + offsetof(Block, qs), 128, qs);
+    k4_nibbles(p, qs);
+    // Fifth bit of element 32 s + k: bit s of qh[k]. Chunk k' of sub-block s covers qh bytes
+    // 4k'..4k'+3 = qh dword k'; move bit s of each byte to bit 4.
+    transpose_rows(rows, base + offsetof(Block, qh), 32, qh);
+    const __m512i bit4 = _mm512_set1_epi8(0x10);
+    for (int s = 0; s < 8; ++s) {
+      for (int k = 0; k < 8; ++k) {
+        p.q[8 * s + k] = _mm512_or_si512(p.q[8 * s + k], _mm512_and_si512(shift32(qh[k], 4 - s), bit4));
+      }
+    }
+  }
+};
+
+struct FmtQ6_K {
+  using Block = BlockQ6_K;
+  static constexpr int kGroups = 16;
+  static constexpr bool kMins = false;
+  static void unpack(const uint8_t* const* rows, size_t base, KPack& p) {
+    __m512i ql[32], qh[16], sc[4];
+    transpose_rows(rows, base + offsetof(Block, ql), 128, ql);
+    transpose_rows(rows, base + offsetof(Block, qh), 64, qh);
+    transpose16x4(rows, base + offsetof(Block, scales), sc);
+    p.d = gather_f16(rows, base + offsetof(Block, d));
+    const __m512i lo4 = _mm512_set1_epi8(0x0F), hi2 = _mm512_set1_epi8(0x30);
+    // Element 128h + 32q + l (l < 32): low 4 bits from ql[64h + l + 32(q & 1)] (high nibble
+    // when q >= 2), high 2 bits from bits 2q..2q+1 of qh[32h + l].
+    for (int k = 0; k < 64; ++k) {
+      const int h = k / 32, e0 = 4 * (k % 32), qq = e0 / 32, l = e0 % 32;
+      const __m512i lo = qq >= 2 ? _mm512_srli_epi16(ql[(64 * h + l + 32 * (qq & 1)) / 4], 4) : ql[(64 * h + l + 32 * (qq & 1)) / 4];
+      const __m512i hi = shift32(qh[(32 * h + l) / 4], 4 - 2 * qq);
+      p.q[k] = _mm512_or_si512(_mm512_and_si512(lo, lo4), _mm512_and_si512(hi, hi2));
+    }
+    for (int g = 0; g < 16; ++g) p.sc[g] = byte_s(sc[g / 4], g % 4);
+    // The -32 offset: -32 * (sc[2t] * bsums[2t] + sc[2t+1] * bsums[2t+1]).
+    const __m512i m32 = _mm512_set1_epi32(-32);
+    for (int t = 0; t < 8; ++t) p.pairs[t] = pair16(_mm512_mullo_epi32(p.sc[2 * t], m32), _mm512_mullo_epi32(p.sc[2 * t + 1], m32));
+  }
+};
+
+struct FmtQ3_K {
+  using Block = BlockQ3_K;
+  static constexpr int kGroups = 16;
+  static constexpr bool kMins = false;
+  static void unpack(const uint8_t* const* rows, size_t base, KPack& p) {
+    __m512i hm[8], qs[16], sc3[4];
+    transpose_rows(rows, base + offsetof(Block, hmask), 32, hm);
+    transpose_rows(rows, base + offsetof(Block, qs), 64, qs);
+    p.d = gather_f16(rows, base + offsetof(Block, d));
+    const __m512i three = _mm512_set1_epi8(3), four = _mm512_set1_epi8(4);
+    // Element 128h + 32j + l: bits 2j..2j+1 of qs[32h + l], high bit = bit 4h + j of hmask[l].
+    for (int k = 0; k < 64; ++k) {
+      const int h = k / 32, j = (k % 32) / 8, l = 4 * (k % 8);
+      const __m512i lo = _mm512_and_si512(shift32(qs[(32 * h + l) / 4], -2 * j), three);
+      const __m512i hb = _mm512_and_si512(shift32(hm[l / 4], 2 - (4 * h + j)), four);
+      p.q[k] = _mm512_or_si512(lo, hb);
+    }
+    // The 12 packed scale bytes, read as the last 12 of a 16-byte load that stays inside the
+    // block (its first dword is the end of qs).
+    transpose16x4(rows, base + offsetof(Block, scales) - 4, sc3);
+    const __m512i m4 = _mm512_set1_epi32(0x0f0f0f0f), m2 = _mm512_set1_epi32(0x03030303);
+    const __m512i a0 = sc3[1], a1 = sc3[2], a2 = sc3[3];
+    const __m512i s[4] = {
+        _mm512_or_si512(_mm512_and_si512(a0, m4), _mm512_slli_epi32(_mm512_and_si512(a2, m2), 4)),
+        _mm512_or_si512(_mm512_and_si512(a1, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a2, 2), m2), 4)),
+        _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(a0, 4), m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a2, 4), m2), 4)),
+        _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(a1, 4), m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a2, 6), m2), 4))};
+    const __m512i m32 = _mm512_set1_epi32(32), mneg4 = _mm512_set1_epi32(-4);
+    for (int g = 0; g < 16; ++g) p.sc[g] = _mm512_sub_epi32(byte_u(s[g / 4], g % 4), m32);
+    // Quants are stored + 4: -4 * (sc[2t] * bsums[2t] + sc[2t+1] * bsums[2t+1]).
+    for (int t = 0; t < 8; ++t) p.pairs[t] = pair16(_mm512_mullo_epi32(p.sc[2 * t], mneg4), _mm512_mullo_epi32(p.sc[2 * t + 1], mneg4));
+  }
+};
+
+struct FmtQ2_K {
+  using Block = BlockQ2_K;
+  static constexpr int kGroups = 16;
+  static constexpr bool kMins = true;
+  static void unpack(const uint8_t* const* rows, size_t base, KPack& p) {
+    __m512i qs[16], sc[4];
+    transpose_rows(rows, base + offsetof(Block, qs), 64, qs);
+    transpose16x4(rows, base + offsetof(Block, scales), sc);
+    p.d = gather_f16(rows, base + offsetof(Block, d));
+    p.dmin = gather_f16(rows, base + offsetof(Block, dmin));
+    const __m512i three = _mm512_set1_epi8(3);
+    for (int k = 0; k < 64; ++k) {
+      const int h = k / 32, j = (k % 32) / 8, l = 4 * (k % 8);
+      p.q[k] = _mm512_and_si512(shift32(qs[(32 * h + l) / 4], -2 * j), three);
+    }
+    // Byte g of the scales: scale in the low nibble, min in the high nibble.
+    const __m512i m4 = _mm512_set1_epi32(0x0f0f0f0f);
+    __m512i mins[16];
+    for (int g = 0; g < 16; ++g) {
+      p.sc[g] = byte_u(_mm512_and_si512(sc[g / 4], m4), g % 4);
+      mins[g] = byte_u(_mm512_and_si512(_mm512_srli_epi32(sc[g / 4], 4), m4), g % 4);
+    }
+    for (int t = 0; t < 8; ++t) p.pairs[t] = pair16(mins[2 * t], mins[2 * t + 1]);
+  }
+};
+
+// y[c][r0 + r] (+)= this super-block's dots for NC columns (x points at their blocks `sb`).
+template <class Fmt, int NC>
+void micro_kernel(const KPack& p, const BlockQ8_K* const* xc, float* y, size_t y_stride, __mmask16 rmask, bool first) {
+  constexpr int kChunks = 64 / Fmt::kGroups;  // 4-element chunks per scale group
+  __m512i isum[NC];
+  for (int c = 0; c < NC; ++c) isum[c] = _mm512_setzero_si512();
+  for (int g = 0; g < Fmt::kGroups; ++g) {
+    __m512i q[kChunks];
+    for (int k = 0; k < kChunks; ++k) q[k] = p.q[kChunks * g + k];
+    const __m512i s = p.sc[g];
+    for (int c = 0; c < NC; ++c) {
+      const int8_t* qa = xc[c]->qs + 4 * kChunks * g;
+      __m512i t = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[0], _mm512_set1_epi32(load_i32(qa)));
+      for (int k = 1; k < kChunks; ++k) t = _mm512_dpbusd_epi32(t, q[k], _mm512_set1_epi32(load_i32(qa + 4 * k)));
+      isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(t, s));
+    }
+  }
+  for (int c = 0; c < NC; ++c) {
+    __m512i pt = _mm512_setzero_si512();
+    for (int t = 0; t < 8; ++t) pt = _mm512_dpwssd_epi32(pt, p.pairs[t], _mm512_set1_epi32(load_i32(xc[c]->bsums + 2 * t)));
+    float* yc = y + static_cast<size_t>(c) * y_stride;
+    __m512 acc = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rmask, yc);
+    const __m512 da = _mm512_set1_ps(xc[c]->d);
+    if constexpr (Fmt::kMins) {
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum[c]), _mm512_mul_ps(p.d, da), acc);
+      acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(pt), _mm512_mul_ps(p.dmin, da), acc);
+    } else {
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(isum[c], pt)), _mm512_mul_ps(p.d, da), acc);
+    }
+    _mm512_mask_storeu_ps(yc, rmask, acc);
+  }
+}
+
+template <class Fmt, int NC>
+void micro_dispatch(int nc, const KPack& p, const BlockQ8_K* const* xc, float* y, size_t y_stride, __mmask16 rmask,
+                    bool first) {
+  if constexpr (NC > 0) {
+    if (nc == NC) return micro_kernel<Fmt, NC>(p, xc, y, y_stride, rmask, first);
+    return micro_dispatch<Fmt, NC - 1>(nc, p, xc, y, y_stride, rmask, first);
+  }
+}
+
+template <class Fmt>
+void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+               size_t x_stride, float* y, size_t y_stride) {
+  const int64_t nb = n / kQK_K;
+  const uint8_t* wb = static_cast<const uint8_t*>(w);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  alignas(64) KPack pack;
+  for (int64_t p0 = 0; p0 < n_cols; p0 += kPanel) {
+    const int np = static_cast<int>(n_cols - p0 < kPanel ? n_cols - p0 : kPanel);
+    for (int64_t sb = 0; sb < nb; ++sb) {
+      for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+        const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+        const uint8_t* rows[kRows];
+        for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+        Fmt::unpack(rows, static_cast<size_t>(sb) * sizeof(typename Fmt::Block), pack);
+        const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+        for (int c0 = 0; c0 < np; c0 += kMaxCols) {
+          const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
+          const BlockQ8_K* xc[kMaxCols];
+          for (int c = 0; c < nc; ++c) {
+            xc[c] = reinterpret_cast<const BlockQ8_K*>(xb + static_cast<size_t>(p0 + c0 + c) * x_stride) + sb;
+          }
+          micro_dispatch<Fmt, kMaxCols>(nc, pack, xc, y + static_cast<size_t>(p0 + c0) * y_stride + r0, y_stride,
+                                        rmask, sb == 0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+#define EDGEINFER_K_TILE(name, Fmt)                                                                         \
+  void name(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,        \
+            size_t x_stride, float* y, size_t y_stride) {                                                    \
+    gemm_tile<Fmt>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);                                \
+  }
+EDGEINFER_K_TILE(q2_k_gemm_tile_avx512, FmtQ2_K)
+EDGEINFER_K_TILE(q3_k_gemm_tile_avx512, FmtQ3_K)
+EDGEINFER_K_TILE(q4_k_gemm_tile_avx512, FmtQ4_K)
+EDGEINFER_K_TILE(q5_k_gemm_tile_avx512, FmtQ5_K)
+EDGEINFER_K_TILE(q6_k_gemm_tile_avx512, FmtQ6_K)
+#undef EDGEINFER_K_TILE
+
+}  // namespace edgeinfer

@@ -1,0 +1,303 @@
+// AVX-512 prefill tiles (GemmTileFn) of the 32-wide quant types: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0.
+//
+// Layout: 16 weight rows live in the 16 int32 lanes of a register. For each 32-element block
+// the rows' quants are unpacked once into 8 registers (register j, lane r = the 4 unsigned
+// bytes of elements 4j..4j+3 of row r) and then reused for every activation column: one
+// vpdpbusd with the column's 4 activation bytes broadcast from memory advances 16 rows by 4
+// elements. A block costs, per column, 8 vpdpbusd + 1 conversion + 1 multiply + 1 FMA for 16
+// rows (512 multiply-adds), and its int32 accumulator starts at -offset * sum(a) so the
+// weights' constant offset (8, 16, 128) needs no extra instruction.
+//
+// Blocking: columns in panels of kPanel; K in chunks of kChunkBlocks blocks; within a chunk,
+// per-(column, block) activation terms are computed once for all row groups, per-(row, block)
+// weights are unpacked once for all columns of the panel, and y accumulates across chunks.
+// Best use: pass many rows (a thread's whole share) and many columns in one call.
+#include "kernels/simd_avx512.h"
+
+namespace edgeinfer {
+
+namespace {
+
+using namespace avx512;
+
+constexpr int kRows = 16;
+constexpr int kChunkBlocks = 8;
+constexpr int kPanel = 64;
+constexpr int kMaxCols = 8;  // columns per micro-kernel call (accumulator registers)
+
+// One row group's weights for one K chunk.
+struct WeightPack {
+  __m512i q[kChunkBlocks][8];  // q[b][j] lane r: unsigned quants 4j..4j+3 of block b, row r
+  __m512 d[kChunkBlocks];      // lane r: scale of block b, row r
+  __m512 m[kChunkBlocks];      // lane r: min of block b, row r (affine types)
+};
+
+// One panel's activation terms for one K chunk, [block][column].
+struct ActPack {
+  int32_t init[kChunkBlocks][kPanel];  // -offset * sum(a)
+  float d[kChunkBlocks][kPanel];       // da
+  float s[kChunkBlocks][kPanel];       // da * sum(a) as stored in Q8_1 (affine types)
+};
+
+// 16 rows x 16 bytes at p[r] + off -> T[d] lane r = dword d of row r.
+inline void transpose16x4(const uint8_t* const* rows, size_t off, __m512i t[4]) {
+  __m512i z[4];
+  for (int g = 0; g < 4; ++g) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[g] + off)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[g + 4] + off)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[g + 8] + off)), 2);
+    z[g] = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[g + 12] + off)), 3);
+  }
+  // Within each 128-bit lane L, z[g] holds row g + 4L: a 4x4 dword transpose per lane leaves
+  // dword d of rows 0..15 in order in t[d].
+  const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]), a1 = _mm512_unpackhi_epi32(z[0], z[1]);
+  const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]), a3 = _mm512_unpackhi_epi32(z[2], z[3]);
+  t[0] = _mm512_unpacklo_epi64(a0, a2);
+  t[1] = _mm512_unpackhi_epi64(a0, a2);
+  t[2] = _mm512_unpacklo_epi64(a1, a3);
+  t[3] = _mm512_unpackhi_epi64(a1, a3);
+}
+
+// f16 fields at rows[r] + off as 16 floats.
+inline __m512 gather_f16(const uint8_t* const* rows, size_t off) {
+  alignas(32) uint16_t h[kRows];
+  for (int r = 0; r < kRows; ++r) std::memcpy(&h[r], rows[r] + off, 2);
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(h)));
+}
+
+inline void nibbles_to_pack(const __m512i t[4], __m512i q[8]) {
+  const __m512i lo4 = _mm512_set1_epi8(0x0F);
+  for (int j = 0; j < 4; ++j) {
+    q[j] = _mm512_and_si512(t[j], lo4);
+    q[j + 4] = _mm512_and_si512(_mm512_srli_epi16(t[j], 4), lo4);
+  }
+}
+
+// The Q5 fifth bits: lane r of `qh` holds row r's 32-bit qh; adds 16 to byte k of q[j] when
+// bit 4j + k is set.
+inline void add_fifth_bits(__m512i qh, __m512i q[8]) {
+  const __m512i sixteen = _mm512_set1_epi8(16);
+  // Byte index of each dword's first byte within its 128-bit lane, repeated over the dword.
+  const __m512i dword_base = _mm512_set1_epi64(0x0c0c0c0c08080808ll);
+  const __m512i base = _mm512_unpacklo_epi64(_mm512_set1_epi64(0x0404040400000000ll), dword_base);
+  for (int j = 0; j < 8; ++j) {
+    // Every byte of a dword takes byte j/2 of that dword; byte k then tests bit 4(j%2) + k.
+    const __m512i bytes = _mm512_shuffle_epi8(qh, _mm512_add_epi8(base, _mm512_set1_epi8(static_cast<char>(j / 2))));
+    const unsigned sh = 4u * static_cast<unsigned>(j % 2);
+    const __m512i pat = _mm512_set1_epi32(static_cast<int>((1u << sh) | ((2u << sh) << 8) | ((4u << sh) << 16) | ((8u << sh) << 24)));
+    q[j] = _mm512_mask_add_epi8(q[j], _mm512_test_epi8_mask(bytes, pat), q[j], sixteen);
+  }
+}
+
+// --- formats -----------------------------------------------------------------------------
+// unpack(rows, blk, pack, b): block blk of the 16 rows into slot b. sum_offset: the constant
+// subtracted from the unsigned quants (0 for affine types). Activation block types: Q8_0 for
+// symmetric formats, Q8_1 for affine ones.
+
+struct FmtQ4_0 {
+  using Block = BlockQ4_0;
+  using XBlock = BlockQ8_0;
+  static constexpr int kOffset = 8;
+  static constexpr bool kAffine = false;
+  static void unpack(const uint8_t* const* rows, int64_t blk, WeightPack& p, int b) {
+    const size_t base = static_cast<size_t>(blk) * sizeof(Block);
+    __m512i t[4];
+    transpose16x4(rows, base + offsetof(Block, qs), t);
+    nibbles_to_pack(t, p.q[b]);
+    p.d[b] = gather_f16(rows, base + offsetof(Block, d));
+  }
+};
+
+struct FmtQ4_1 {
+  using Block = BlockQ4_1;
+  using XBlock = BlockQ8_1;
+  static constexpr int kOffset = 0;
+  static constexpr bool kAffine = true;
+  static void unpack(const uint8_t* const* rows, int64_t blk, WeightPack& p, int b) {
+    const size_t base = static_cast<size_t>(blk) * sizeof(Block);
+    __m512i t[4];
+    transpose16x4(rows, base + offsetof(Block, qs), t);
+    nibbles_to_pack(t, p.q[b]);
+    p.d[b] = gather_f16(rows, base + offsetof(Block, d));
+    p.m[b] = gather_f16(rows, base + offsetof(Block, m));
+  }
+};
+
+inline __m512i gather_u32(const uint8_t* const* rows, size_t off) {
+  alignas(64) uint32_t v[kRows];
+  for (int r = 0; r < kRows; ++r) std::memcpy(&v[r], rows[r] + off, 4);
+  return _mm512_load_si512(v);
+}
+
+struct FmtQ5_0 {
+  using Block = BlockQ5_0;
+  using XBlock = BlockQ8_0;
+  static constexpr int kOffset = 16;
+  static constexpr bool kAffine = false;
+  static void unpack(const uint8_t* const* rows, int64_t blk, WeightPack& p, int b) {
+    const size_t base = static_cast<size_t>(blk) * sizeof(Block);
+    __m512i t[4];
+    transpose16x4(rows, base + offsetof(Block, qs), t);
+    nibbles_to_pack(t, p.q[b]);
+    add_fifth_bits(gather_u32(rows, base + offsetof(Block, qh)), p.q[b]);
+    p.d[b] = gather_f16(rows, base + offsetof(Block, d));
+  }
+};
+
+struct FmtQ5_1 {
+  using Block = BlockQ5_1;
+  using XBlock = BlockQ8_1;
+  static constexpr int kOffset = 0;
+  static constexpr bool kAffine = true;
+  static void unpack(const uint8_t* const* rows, int64_t blk, WeightPack& p, int b) {
+    const size_t base = static_cast<size_t>(blk) * sizeof(Block);
+    __m512i t[4];
+    transpose16x4(rows, base + offsetof(Block, qs), t);
+    nibbles_to_pack(t, p.q[b]);
+    add_fifth_bits(gather_u32(rows, base + offsetof(Block, qh)), p.q[b]);
+    p.d[b] = gather_f16(rows, base + offsetof(Block, d));
+    p.m[b] = gather_f16(rows, base + offsetof(Block, m));
+  }
+};
+
+struct FmtQ8_0 {
+  using Block = BlockQ8_0;
+  using XBlock = BlockQ8_0;
+  static constexpr int kOffset = 128;
+  static constexpr bool kAffine = false;
+  static void unpack(const uint8_t* const* rows, int64_t blk, WeightPack& p, int b) {
+    const size_t base = static_cast<size_t>(blk) * sizeof(Block);
+    const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));  // int8 w -> unsigned w + 128
+    __m512i t[4];
+    transpose16x4(rows, base + offsetof(Block, qs), t);
+    for (int j = 0; j < 4; ++j) p.q[b][j] = _mm512_xor_si512(t[j], bias);
+    transpose16x4(rows, base + offsetof(Block, qs) + 16, t);
+    for (int j = 0; j < 4; ++j) p.q[b][j + 4] = _mm512_xor_si512(t[j], bias);
+    p.d[b] = gather_f16(rows, base + offsetof(Block, d));
+  }
+};
+
+// Activation terms of columns [0, np) of the panel for blocks [k0, k0 + kb).
+template <class Fmt>
+void prepare_activations(const uint8_t* x, size_t x_stride, int np, int64_t k0, int kb, ActPack& a) {
+  using XB = typename Fmt::XBlock;
+  const __m256i ones = _mm256_set1_epi8(1);
+  for (int c = 0; c < np; ++c) {
+    const XB* xb = reinterpret_cast<const XB*>(x + static_cast<size_t>(c) * x_stride) + k0;
+    for (int b = 0; b < kb; ++b) {
+      a.d[b][c] = f16_to_f32(xb[b].d);
+      if constexpr (Fmt::kAffine) {
+        a.s[b][c] = f16_to_f32(xb[b].s);
+        a.init[b][c] = 0;
+      } else {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[b].qs));
+        const __m256i s8 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, q);
+        const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
+        const __m128i s2 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
+        const int sum = _mm_cvtsi128_si32(_mm_add_epi32(s2, _mm_shuffle_epi32(s2, 1)));
+        a.init[b][c] = -Fmt::kOffset * sum;
+      }
+    }
+  }
+}
+
+// y[c][r0 + r] (+)= the chunk's dots for NC columns starting at panel column c0.
+template <class Fmt, int NC>
+void micro_kernel(const WeightPack& w, int kb, const ActPack& a, int c0, const uint8_t* x, size_t x_stride,
+                  int64_t k0, float* y, size_t y_stride, __mmask16 rmask, bool first) {
+  using XB = typename Fmt::XBlock;
+  const XB* xc[NC];
+  __m512 acc[NC];
+  for (int c = 0; c < NC; ++c) {
+    xc[c] = reinterpret_cast<const XB*>(x + static_cast<size_t>(c0 + c) * x_stride) + k0;
+    acc[c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rmask, y + static_cast<size_t>(c0 + c) * y_stride);
+  }
+  for (int b = 0; b < kb; ++b) {
+    // Column-interleaved, two chains per column (even and odd chunks): 2 * NC independent
+    // vpdpbusd chains of length 4 in flight.
+    __m512i s0[NC], s1[NC];
+    for (int c = 0; c < NC; ++c) {
+      s0[c] = _mm512_set1_epi32(a.init[b][c0 + c]);
+      s1[c] = _mm512_setzero_si512();
+    }
+    for (int j = 0; j < 8; j += 2) {
+      const __m512i qe = w.q[b][j], qo = w.q[b][j + 1];
+      for (int c = 0; c < NC; ++c) {
+        s0[c] = dpbusd_bcast(s0[c], qe, xc[c][b].qs + 4 * j);
+        s1[c] = dpbusd_bcast(s1[c], qo, xc[c][b].qs + 4 * j + 4);
+      }
+    }
+    __m512i s[NC];
+    for (int c = 0; c < NC; ++c) s[c] = _mm512_add_epi32(s0[c], s1[c]);
+    const __m512 dw = w.d[b];
+    for (int c = 0; c < NC; ++c) {
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[c]), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[b][c0 + c])), acc[c]);
+      if constexpr (Fmt::kAffine) acc[c] = _mm512_fmadd_ps(w.m[b], _mm512_set1_ps(a.s[b][c0 + c]), acc[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + static_cast<size_t>(c0 + c) * y_stride, rmask, acc[c]);
+}
+
+template <class Fmt, int NC>
+void micro_dispatch(int nc, const WeightPack& w, int kb, const ActPack& a, int c0, const uint8_t* x, size_t x_stride,
+                    int64_t k0, float* y, size_t y_stride, __mmask16 rmask, bool first) {
+  if constexpr (NC > 0) {
+    if (nc == NC) return micro_kernel<Fmt, NC>(w, kb, a, c0, x, x_stride, k0, y, y_stride, rmask, first);
+    return micro_dispatch<Fmt, NC - 1>(nc, w, kb, a, c0, x, x_stride, k0, y, y_stride, rmask, first);
+  }
+}
+
+template <class Fmt>
+void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+               size_t x_stride, float* y, size_t y_stride) {
+  const int64_t nb = n / kQK;
+  const uint8_t* wb = static_cast<const uint8_t*>(w);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  alignas(64) WeightPack wp;
+  alignas(64) ActPack ap;
+  for (int64_t p0 = 0; p0 < n_cols; p0 += kPanel) {
+    const int np = static_cast<int>(n_cols - p0 < kPanel ? n_cols - p0 : kPanel);
+    const uint8_t* xp = xb + static_cast<size_t>(p0) * x_stride;
+    float* yp = y + static_cast<size_t>(p0) * y_stride;
+    for (int64_t k0 = 0; k0 < nb; k0 += kChunkBlocks) {
+      const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
+      prepare_activations<Fmt>(xp, x_stride, np, k0, kb, ap);
+      for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+        const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+        const uint8_t* rows[kRows];
+        for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+        for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
+        const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+        for (int c0 = 0; c0 < np; c0 += kMaxCols) {
+          const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
+          micro_dispatch<Fmt, kMaxCols>(nc, wp, kb, ap, c0, xp, x_stride, k0, yp + r0, y_stride, rmask, k0 == 0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void q4_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ4_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+void q4_1_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ4_1>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+void q5_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ5_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+void q5_1_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ5_1>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+void q8_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ8_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+
+}  // namespace edgeinfer

@@ -1,0 +1,138 @@
+#pragma once
+// Internal to the AVX-512 path: include only from *_avx512.cpp files (compiled with the
+// AVX-512 F/BW/VL/DQ/VNNI/BF16 flags). Helpers are `static inline` so that no out-of-line copy
+// built with these flags can be picked by the linker for code that must run on any x86-64;
+// for the same reason these files avoid std:: numeric templates (std::min, std::max, ...).
+#include <immintrin.h>
+
+// GCC 12 reports its own avx512fintrin.h helpers (the _mm512_undefined_* idiom) as "maybe
+// uninitialized" once inlined; the warning is a known false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "quant/blocks.h"
+
+namespace edgeinfer {
+
+// --- entry points of the AVX-512 path (one family per file) --------------------------------
+// convert_avx512.cpp: activations, bit-exact with the reference quantizers.
+void f16_from_float_avx512(const float* src, void* dst, int64_t n);
+void bf16_from_float_avx512(const float* src, void* dst, int64_t n);
+void q8_0_from_float_avx512(const float* src, void* dst, int64_t n);
+void q8_1_from_float_avx512(const float* src, void* dst, int64_t n);
+void q8_k_from_float_avx512(const float* src, void* dst, int64_t n);
+// dot_float_avx512.cpp
+void f32_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void f16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void bf16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+// dot_q_avx512.cpp: the 32-wide types.
+void q4_0_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void q4_1_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void q5_0_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void q5_1_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void q8_0_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+// dot_k_avx512.cpp: K-quants against Q8_K.
+void q2_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void q3_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void q4_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void q5_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void q6_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+// gemm_q_avx512.cpp, gemm_k_avx512.cpp, gemm_float_avx512.cpp: prefill tiles (GemmTileFn).
+void q4_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q4_1_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q5_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q5_1_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q8_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q2_k_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q3_k_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q4_k_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q5_k_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void q6_k_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+void f16_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                          const void* x, size_t x_stride, float* y, size_t y_stride);
+void f32_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                          const void* x, size_t x_stride, float* y, size_t y_stride);
+void bf16_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                           const void* x, size_t x_stride, float* y, size_t y_stride);
+
+namespace avx512 {
+
+static inline float f16_to_f32(uint16_t h) { return _cvtsh_ss(h); }
+
+static inline int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline uint32_t load_u32(const void* p) {
+  uint32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// acc += vpdpbusd(u, the 4 signed bytes at p broadcast to every lane). Written in asm because
+// GCC 12 does not fold the broadcast into vpdpbusd's memory operand ({1to16}), which would
+// cost a separate broadcast instruction per call in the GEMM inner loops.
+static inline __m512i dpbusd_bcast(__m512i acc, __m512i u, const void* p) {
+  __asm__("vpdpbusd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*static_cast<const int32_t*>(p)));
+  return acc;
+}
+
+// acc += vpdpwssd(u, the int16 pair at p broadcast to every lane).
+static inline __m512i dpwssd_bcast(__m512i acc, __m512i u, const void* p) {
+  __asm__("vpdpwssd %2%{1to16%}, %1, %0" : "+v"(acc) : "v"(u), "m"(*static_cast<const int32_t*>(p)));
+  return acc;
+}
+
+static inline float hsum(__m512 v) { return _mm512_reduce_add_ps(v); }
+
+static inline int32_t hsum_i32(__m512i v) { return _mm512_reduce_add_epi32(v); }
+
+// Two unaligned 256-bit loads into one register: lo in lanes 0..7, hi in 8..15.
+static inline __m512i load2x256(const void* lo, const void* hi) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(static_cast<const __m256i*>(lo))),
+                            _mm256_loadu_si256(static_cast<const __m256i*>(hi)), 1);
+}
+
+// Two unaligned 128-bit loads into one 256-bit register.
+static inline __m256i load2x128(const void* lo, const void* hi) {
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(static_cast<const __m128i*>(lo))),
+                                 _mm_loadu_si128(static_cast<const __m128i*>(hi)), 1);
+}
+
+// Scale vector for two blocks whose int32 sums occupy lanes 0..7 (first) and 8..15 (second).
+static inline __m512 two_scales(float s0, float s1) {
+  return _mm512_insertf32x8(_mm512_set1_ps(s0), _mm256_set1_ps(s1), 1);
+}
+
+// Unsigned bytes of 32 nibbles of two 16-byte groups (Q4 layout): returns, per 256-bit half h,
+// [low nibbles of qs_h (16 bytes) | high nibbles of qs_h (16 bytes)], i.e. elements 0..31 of
+// each block in order.
+static inline __m512i unpack_nibbles2(const uint8_t* qs0, const uint8_t* qs1) {
+  // [qs0, qs0, qs1, qs1] in 128-bit lanes (two broadcast loads, one insert), then the odd
+  // lanes shifted right by 4.
+  const __m256i b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs0)));
+  const __m256i b1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs1)));
+  const __m512i d = _mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1);
+  const __m512i s = _mm512_mask_srli_epi16(d, 0xFF00FF00u, d, 4);
+  return _mm512_and_si512(s, _mm512_set1_epi8(0x0F));
+}
+
+}  // namespace avx512
+}  // namespace edgeinfer
