@@ -11,15 +11,52 @@ namespace edgeinfer {
 
 size_t attention_scratch_floats(const AttentionShape& s, int64_t n_ctx) {
   // scores[n_ctx] + converted query (at most f32 size, plus block headers) + dequantized V row
-  return static_cast<size_t>(n_ctx) + 3 * static_cast<size_t>(s.head_dim) + 64;
+  // + one dequantized KV row of all heads (for heads narrower than the KV type's block)
+  return static_cast<size_t>(n_ctx) + 3 * static_cast<size_t>(s.head_dim) + 64 +
+         static_cast<size_t>(s.n_head_kv * s.head_dim);
 }
+
+namespace {
+
+// A quantized KV cache whose blocks span several heads (head_dim smaller than, or not a multiple
+// of, the type's block: e.g. Q8_0 with head_dim 8): the head's elements are not addressable in
+// the quantized row, so each row is dequantized whole and the head's slice used in f32.
+void attend_head_split_blocks(const PagedKvView& kv, const AttentionShape& s, int64_t head, const float* q,
+                              int64_t n_ctx, float* out, float* scratch) {
+  const int64_t hd = s.head_dim;
+  const int64_t kv_dim = s.n_head_kv * hd;
+  const int64_t off = head / (s.n_head / s.n_head_kv) * hd;
+  const TypeTraits& tr = type_traits(kv.type);
+  float* scores = scratch;
+  float* row = scratch + n_ctx;  // [kv_dim]
+  for (int64_t p = 0; p < n_ctx; ++p) {
+    tr.to_float(kv.k_row(p), row, kv_dim);
+    float d = 0;
+    for (int64_t i = 0; i < hd; ++i) d += q[i] * row[off + i];
+    scores[p] = d * s.scale;
+  }
+  softmax(scores, n_ctx);
+  for (int64_t i = 0; i < hd; ++i) out[i] = 0.0f;
+  for (int64_t p = 0; p < n_ctx; ++p) {
+    tr.to_float(kv.v_row(p), row, kv_dim);
+    const float w = scores[p];
+    for (int64_t i = 0; i < hd; ++i) out[i] += w * row[off + i];
+  }
+}
+
+}  // namespace
 
 void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head,
                  const float* q, int64_t n_ctx, float* out, float* scratch) {
   const int64_t hd = s.head_dim;
   const int64_t kv_head = head / (s.n_head / s.n_head_kv);
   const TypeTraits& tr = type_traits(kv.type);
-  const size_t head_bytes = static_cast<size_t>(*tensor_row_bytes(kv.type, hd));
+  const auto head_bytes_opt = tensor_row_bytes(kv.type, hd);
+  if (!head_bytes_opt) {
+    attend_head_split_blocks(kv, s, head, q, n_ctx, out, scratch);
+    return;
+  }
+  const size_t head_bytes = static_cast<size_t>(*head_bytes_opt);
   const size_t head_offset = static_cast<size_t>(kv_head) * head_bytes;
 
   float* scores = scratch;
