@@ -37,9 +37,11 @@ uint64_t int8_dot_avx2(int64_t iters, int32_t seed, int32_t* sink) {
 #define SUM(k) s = _mm256_add_epi32(s, _mm256_add_epi32(accb##k, accc##k));
   EI_PROBE_3(SUM)
 #undef SUM
-  alignas(32) int32_t out[8];
+  alignas(32) uint32_t out[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(out), s);
-  *sink = out[0] + out[7];
+  // The sums wrap after enough iterations; only their dependence on the loop matters, so they
+  // are added as unsigned (wrapping, defined) and the bits handed back.
+  *sink = static_cast<int32_t>(out[0] + out[7]);
   return static_cast<uint64_t>(iters) * 6 * 32 * 2;
 }
 

@@ -29,7 +29,14 @@ uint64_t int8_dot_avx512(int64_t iters, int32_t seed, int32_t* sink) {
 #define SUM(k) s = _mm512_add_epi32(s, acc##k);
   EI_PROBE_10(SUM)
 #undef SUM
-  *sink = _mm512_reduce_add_epi32(s);
+  // The lanes wrap after enough iterations (vpdpbusd and vpaddd wrap in hardware), and GCC's
+  // _mm512_reduce_add_epi32 adds them as signed ints, undefined on overflow: fold them as
+  // unsigned instead. Only the sink's dependence on the loop matters.
+  alignas(64) uint32_t out[16];
+  _mm512_store_si512(out, s);
+  uint32_t folded = 0;
+  for (const uint32_t lane : out) folded += lane;
+  *sink = static_cast<int32_t>(folded);
   return static_cast<uint64_t>(iters) * 10 * 64 * 2;
 }
 
