@@ -14,8 +14,9 @@ namespace {
 
 using namespace avx512;
 
-constexpr int kRows = 3;
-constexpr int kCols = 8;
+constexpr int kRows = 4;
+constexpr int kCols = 6;
+constexpr int kPanel = 48;  // columns whose activations stay in L2 (48 x 2048 F16 = 192 KiB)
 
 // Element type policies: `step` elements per register, load(p, mask) -> operand, and
 // madd(acc, w, x) -> acc + w . x lane-wise.
@@ -105,14 +106,18 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
                size_t x_stride, float* y, size_t y_stride) {
   const uint8_t* wb = static_cast<const uint8_t*>(w);
   const uint8_t* xb = static_cast<const uint8_t*>(x);
-  // Rows outer: a row group's weights stay in L1/L2 while every column passes by.
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
-    const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
-    for (int64_t c0 = 0; c0 < n_cols; c0 += kCols) {
-      const int nc = static_cast<int>(n_cols - c0 < kCols ? n_cols - c0 : kCols);
-      dispatch_rows<Ops, kRows>(nr, nc, n, wb + static_cast<size_t>(r0) * w_stride, w_stride,
-                                xb + static_cast<size_t>(c0) * x_stride, x_stride,
-                                y + static_cast<size_t>(c0) * y_stride + static_cast<size_t>(r0), y_stride);
+  // Columns in panels that stay in L2 while every row group passes over them; within a panel,
+  // a row group's weights stay in L1/L2 while the panel's columns pass by.
+  for (int64_t p0 = 0; p0 < n_cols; p0 += kPanel) {
+    const int64_t pc = n_cols - p0 < kPanel ? n_cols - p0 : kPanel;
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+      const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+      for (int64_t c0 = p0; c0 < p0 + pc; c0 += kCols) {
+        const int nc = static_cast<int>(p0 + pc - c0 < kCols ? p0 + pc - c0 : kCols);
+        dispatch_rows<Ops, kRows>(nr, nc, n, wb + static_cast<size_t>(r0) * w_stride, w_stride,
+                                  xb + static_cast<size_t>(c0) * x_stride, x_stride,
+                                  y + static_cast<size_t>(c0) * y_stride + static_cast<size_t>(r0), y_stride);
+      }
     }
   }
 }

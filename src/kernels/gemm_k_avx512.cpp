@@ -272,15 +272,17 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
   const uint8_t* wb = static_cast<const uint8_t*>(w);
   const uint8_t* xb = static_cast<const uint8_t*>(x);
   alignas(64) KPack pack;
+  // Row group outer, super-blocks inner: the group's outputs for the panel (16 x 64 floats)
+  // stay in L1 while K is walked; the panel's activations come from L2.
   for (int64_t p0 = 0; p0 < n_cols; p0 += kPanel) {
     const int np = static_cast<int>(n_cols - p0 < kPanel ? n_cols - p0 : kPanel);
-    for (int64_t sb = 0; sb < nb; ++sb) {
-      for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
-        const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
-        const uint8_t* rows[kRows];
-        for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+      const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+      const uint8_t* rows[kRows];
+      for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+      const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+      for (int64_t sb = 0; sb < nb; ++sb) {
         Fmt::unpack(rows, static_cast<size_t>(sb) * sizeof(typename Fmt::Block), pack);
-        const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
         for (int c0 = 0; c0 < np; c0 += kMaxCols) {
           const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
           const BlockQ8_K* xc[kMaxCols];

@@ -23,6 +23,7 @@ using namespace avx512;
 constexpr int kRows = 16;
 constexpr int kChunkBlocks = 8;
 constexpr int kPanel = 64;
+constexpr int kRowBlock = 128;  // rows sharing one pass of activation terms (multiple of kRows)
 constexpr int kMaxCols = 8;  // columns per micro-kernel call (accumulator registers)
 
 // One row group's weights for one K chunk.
@@ -32,11 +33,11 @@ struct WeightPack {
   __m512 m[kChunkBlocks];      // lane r: min of block b, row r (affine types)
 };
 
-// One panel's activation terms for one K chunk, [block][column].
+// One panel's activation terms for one K chunk, [column][block].
 struct ActPack {
-  int32_t init[kChunkBlocks][kPanel];  // -offset * sum(a)
-  float d[kChunkBlocks][kPanel];       // da
-  float s[kChunkBlocks][kPanel];       // da * sum(a) as stored in Q8_1 (affine types)
+  alignas(32) int32_t init[kPanel][kChunkBlocks];  // -offset * sum(a)
+  alignas(32) float d[kPanel][kChunkBlocks];       // da
+  alignas(32) float s[kPanel][kChunkBlocks];       // da * sum(a) as stored in Q8_1 (affine types)
 };
 
 // 16 rows x 16 bytes at p[r] + off -> T[d] lane r = dword d of row r.
@@ -177,26 +178,43 @@ struct FmtQ8_0 {
   }
 };
 
+// Sums of the 32 int8 of up to 8 consecutive activation blocks (kb of them; the others 0).
+template <class XB>
+inline __m256i block_sums8(const XB* xb, int kb) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512i v[4];
+  for (int p = 0; p < 4; ++p) {
+    const int b0 = 2 * p, b1 = b0 + 1 < kb ? b0 + 1 : b0;
+    v[p] = b0 < kb ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, load2x256(xb[b0].qs, xb[b1].qs))
+                   : _mm512_setzero_si512();
+  }
+  // v[p]: lanes 0-7 block 2p, 8-15 block 2p + 1. Pairwise reduction down to one lane per block.
+  const __m512i x0 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[0], v[1]), _mm512_unpackhi_epi32(v[0], v[1]));
+  const __m512i x1 = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2], v[3]), _mm512_unpackhi_epi32(v[2], v[3]));
+  const __m512i y = _mm512_add_epi32(_mm512_unpacklo_epi64(x0, x1), _mm512_unpackhi_epi64(x0, x1));
+  const __m512i z = _mm512_add_epi32(y, _mm512_shuffle_i32x4(y, y, 0xB1));
+  const __m128i even = _mm512_castsi512_si128(z), odd = _mm512_extracti32x4_epi32(z, 2);  // blocks 0,2,4,6 / 1,3,5,7
+  __m256i sums = _mm256_set_m128i(_mm_unpackhi_epi32(even, odd), _mm_unpacklo_epi32(even, odd));
+  if (kb < 8) sums = _mm256_maskz_mov_epi32(static_cast<__mmask8>((1u << kb) - 1), sums);
+  return sums;
+}
+
 // Activation terms of columns [0, np) of the panel for blocks [k0, k0 + kb).
 template <class Fmt>
 void prepare_activations(const uint8_t* x, size_t x_stride, int np, int64_t k0, int kb, ActPack& a) {
   using XB = typename Fmt::XBlock;
-  const __m256i ones = _mm256_set1_epi8(1);
   for (int c = 0; c < np; ++c) {
     const XB* xb = reinterpret_cast<const XB*>(x + static_cast<size_t>(c) * x_stride) + k0;
-    for (int b = 0; b < kb; ++b) {
-      a.d[b][c] = f16_to_f32(xb[b].d);
-      if constexpr (Fmt::kAffine) {
-        a.s[b][c] = f16_to_f32(xb[b].s);
-        a.init[b][c] = 0;
-      } else {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[b].qs));
-        const __m256i s8 = _mm256_dpbusd_epi32(_mm256_setzero_si256(), ones, q);
-        const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8), _mm256_extracti128_si256(s8, 1));
-        const __m128i s2 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
-        const int sum = _mm_cvtsi128_si32(_mm_add_epi32(s2, _mm_shuffle_epi32(s2, 1)));
-        a.init[b][c] = -Fmt::kOffset * sum;
-      }
+    alignas(16) uint16_t h[kChunkBlocks] = {};
+    for (int b = 0; b < kb; ++b) h[b] = xb[b].d;
+    _mm256_store_ps(a.d[c], _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h))));
+    if constexpr (Fmt::kAffine) {
+      for (int b = 0; b < kb; ++b) h[b] = xb[b].s;
+      _mm256_store_ps(a.s[c], _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h))));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(a.init[c]), _mm256_setzero_si256());
+    } else {
+      const __m256i init = _mm256_mullo_epi32(block_sums8(xb, kb), _mm256_set1_epi32(-Fmt::kOffset));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(a.init[c]), init);
     }
   }
 }
@@ -217,7 +235,7 @@ void micro_kernel(const WeightPack& w, int kb, const ActPack& a, int c0, const u
     // vpdpbusd chains of length 4 in flight.
     __m512i s0[NC], s1[NC];
     for (int c = 0; c < NC; ++c) {
-      s0[c] = _mm512_set1_epi32(a.init[b][c0 + c]);
+      s0[c] = _mm512_set1_epi32(a.init[c0 + c][b]);
       s1[c] = _mm512_setzero_si512();
     }
     for (int j = 0; j < 8; j += 2) {
@@ -231,8 +249,8 @@ void micro_kernel(const WeightPack& w, int kb, const ActPack& a, int c0, const u
     for (int c = 0; c < NC; ++c) s[c] = _mm512_add_epi32(s0[c], s1[c]);
     const __m512 dw = w.d[b];
     for (int c = 0; c < NC; ++c) {
-      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[c]), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[b][c0 + c])), acc[c]);
-      if constexpr (Fmt::kAffine) acc[c] = _mm512_fmadd_ps(w.m[b], _mm512_set1_ps(a.s[b][c0 + c]), acc[c]);
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[c]), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[c0 + c][b])), acc[c]);
+      if constexpr (Fmt::kAffine) acc[c] = _mm512_fmadd_ps(w.m[b], _mm512_set1_ps(a.s[c0 + c][b]), acc[c]);
     }
   }
   for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + static_cast<size_t>(c0 + c) * y_stride, rmask, acc[c]);
@@ -259,18 +277,23 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
     const int np = static_cast<int>(n_cols - p0 < kPanel ? n_cols - p0 : kPanel);
     const uint8_t* xp = xb + static_cast<size_t>(p0) * x_stride;
     float* yp = y + static_cast<size_t>(p0) * y_stride;
-    for (int64_t k0 = 0; k0 < nb; k0 += kChunkBlocks) {
-      const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
-      prepare_activations<Fmt>(xp, x_stride, np, k0, kb, ap);
-      for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
-        const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
-        const uint8_t* rows[kRows];
-        for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
-        for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
-        const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
-        for (int c0 = 0; c0 < np; c0 += kMaxCols) {
-          const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
-          micro_dispatch<Fmt, kMaxCols>(nc, wp, kb, ap, c0, xp, x_stride, k0, yp + r0, y_stride, rmask, k0 == 0);
+    // Row blocks keep the panel's partial outputs (kRowBlock x kPanel floats) near L1 while K
+    // is walked; the activation terms of a chunk are shared by the block's row groups.
+    for (int64_t rb0 = 0; rb0 < n_rows; rb0 += kRowBlock) {
+      const int64_t rb1 = n_rows - rb0 < kRowBlock ? n_rows : rb0 + kRowBlock;
+      for (int64_t k0 = 0; k0 < nb; k0 += kChunkBlocks) {
+        const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
+        prepare_activations<Fmt>(xp, x_stride, np, k0, kb, ap);
+        for (int64_t r0 = rb0; r0 < rb1; r0 += kRows) {
+          const int nr = static_cast<int>(rb1 - r0 < kRows ? rb1 - r0 : kRows);
+          const uint8_t* rows[kRows];
+          for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+          for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
+          const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+          for (int c0 = 0; c0 < np; c0 += kMaxCols) {
+            const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
+            micro_dispatch<Fmt, kMaxCols>(nc, wp, kb, ap, c0, xp, x_stride, k0, yp + r0, y_stride, rmask, k0 == 0);
+          }
         }
       }
     }

@@ -27,6 +27,12 @@ void fill_avx2_kernels(Kernels& k) {
   k.vec_dot[id(T::Q4_K)] = q4_k_vec_dot_avx2;
   k.vec_dot[id(T::Q5_K)] = q5_k_vec_dot_avx2;
   k.vec_dot[id(T::Q6_K)] = q6_k_vec_dot_avx2;
+
+  k.gemm_tile[id(T::F32)] = f32_gemm_tile_avx2;
+  k.gemm_tile[id(T::F16)] = f16_gemm_tile_avx2;
+  k.gemm_tile[id(T::BF16)] = bf16_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_avx2;
 }
 
 }  // namespace edgeinfer

@@ -37,6 +37,17 @@ void q3_k_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y);
 void q4_k_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y);
 void q5_k_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y);
 void q6_k_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y);
+// gemm_q_avx2.cpp, gemm_float_avx2.cpp: prefill tiles (GemmTileFn).
+void q4_0_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q8_0_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void f16_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                        size_t x_stride, float* y, size_t y_stride);
+void f32_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                        size_t x_stride, float* y, size_t y_stride);
+void bf16_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
 
 namespace avx2 {
 

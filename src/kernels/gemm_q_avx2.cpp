@@ -1,0 +1,206 @@
+// AVX2 prefill tiles (GemmTileFn) of Q4_0 and Q8_0.
+//
+// The layout of gemm_q_avx512.cpp on 256-bit registers: 8 weight rows in the 8 int32 lanes,
+// each block's quants unpacked once per row group (register j, lane r = bytes of elements
+// 4j..4j+3 of row r) and reused for every activation column, whose 4 bytes are broadcast.
+// Without VNNI, vpmaddubsw gives int16 pairs: Q4_0 sums all 8 of a block's pair vectors in
+// int16 (|sum| <= 8 * 2 * 15 * 127 < 2^15) and widens once; Q8_0 uses the sign trick
+// (|w| * (a * sign w), |pair| <= 2 * 128 * 127) and widens every chunk. The weight offset of
+// Q4_0 enters as the accumulator's initial value, -8 * sum(a), computed once per column.
+#include "kernels/simd_avx2.h"
+
+namespace edgeinfer {
+
+namespace {
+
+using namespace avx2;
+
+constexpr int kRows = 8;
+constexpr int kChunkBlocks = 8;
+constexpr int kPanel = 64;
+constexpr int kMaxCols = 4;
+
+struct WeightPack {
+  __m256i q[kChunkBlocks][8];    // lane r: quants 4j..4j+3 of block b, row r (Q4_0 unsigned, Q8_0 |w|)
+  __m256i sgn[kChunkBlocks][8];  // Q8_0: the signed quants (for their signs)
+  __m256 d[kChunkBlocks];
+};
+
+struct ActPack {
+  alignas(32) int32_t init[kPanel][kChunkBlocks];
+  alignas(32) float d[kPanel][kChunkBlocks];
+};
+
+// 8 rows x 16 bytes at rows[r] + off -> t[d] lane r = dword d of row r.
+inline void transpose8x4(const uint8_t* const* rows, size_t off, __m256i t[4]) {
+  __m256i z[4];
+  for (int g = 0; g < 4; ++g) {
+    z[g] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[g] + off)), loadu128(rows[g + 4] + off), 1);
+  }
+  const __m256i a0 = _mm256_unpacklo_epi32(z[0], z[1]), a1 = _mm256_unpackhi_epi32(z[0], z[1]);
+  const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
+  t[0] = _mm256_unpacklo_epi64(a0, a2);
+  t[1] = _mm256_unpackhi_epi64(a0, a2);
+  t[2] = _mm256_unpacklo_epi64(a1, a3);
+  t[3] = _mm256_unpackhi_epi64(a1, a3);
+}
+
+inline __m256 gather_f16(const uint8_t* const* rows, size_t off) {
+  alignas(16) uint16_t h[kRows];
+  for (int r = 0; r < kRows; ++r) std::memcpy(&h[r], rows[r] + off, 2);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
+}
+
+struct FmtQ4_0 {
+  using Block = BlockQ4_0;
+  static constexpr int kOffset = 8;
+  static void unpack(const uint8_t* const* rows, int64_t blk, WeightPack& p, int b) {
+    const size_t base = static_cast<size_t>(blk) * sizeof(Block);
+    __m256i t[4];
+    transpose8x4(rows, base + offsetof(Block, qs), t);
+    const __m256i lo4 = _mm256_set1_epi8(0x0F);
+    for (int j = 0; j < 4; ++j) {
+      p.q[b][j] = _mm256_and_si256(t[j], lo4);
+      p.q[b][j + 4] = _mm256_and_si256(_mm256_srli_epi16(t[j], 4), lo4);
+    }
+    p.d[b] = gather_f16(rows, base + offsetof(Block, d));
+  }
+  // int32 lanes of sum over the block of q * a (without the offset).
+  static __m256i dot(const WeightPack& p, int b, const int8_t* qa) {
+    __m256i t = _mm256_maddubs_epi16(p.q[b][0], _mm256_set1_epi32(static_cast<int>(load_u32(qa))));
+    for (int j = 1; j < 8; ++j) {
+      t = _mm256_add_epi16(t, _mm256_maddubs_epi16(p.q[b][j], _mm256_set1_epi32(static_cast<int>(load_u32(qa + 4 * j)))));
+    }
+    return _mm256_madd_epi16(t, _mm256_set1_epi16(1));
+  }
+};
+
+struct FmtQ8_0 {
+  using Block = BlockQ8_0;
+  static constexpr int kOffset = 0;
+  static void unpack(const uint8_t* const* rows, int64_t blk, WeightPack& p, int b) {
+    const size_t base = static_cast<size_t>(blk) * sizeof(Block);
+    __m256i t[4];
+    for (int h = 0; h < 2; ++h) {
+      transpose8x4(rows, base + offsetof(Block, qs) + 16 * static_cast<size_t>(h), t);
+      for (int j = 0; j < 4; ++j) {
+        p.sgn[b][4 * h + j] = t[j];
+        p.q[b][4 * h + j] = _mm256_abs_epi8(t[j]);  // |-128| = 128 as unsigned
+      }
+    }
+    p.d[b] = gather_f16(rows, base + offsetof(Block, d));
+  }
+  static __m256i dot(const WeightPack& p, int b, const int8_t* qa) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i acc = _mm256_setzero_si256();
+    for (int j = 0; j < 8; ++j) {
+      const __m256i a = _mm256_sign_epi8(_mm256_set1_epi32(static_cast<int>(load_u32(qa + 4 * j))), p.sgn[b][j]);
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(p.q[b][j], a), ones));
+    }
+    return acc;
+  }
+};
+
+template <class Fmt>
+void prepare_activations(const uint8_t* x, size_t x_stride, int np, int64_t k0, int kb, ActPack& a) {
+  const __m256i ones8 = _mm256_set1_epi8(1);
+  const __m256i ones16 = _mm256_set1_epi16(1);
+  for (int c = 0; c < np; ++c) {
+    const BlockQ8_0* xb = reinterpret_cast<const BlockQ8_0*>(x + static_cast<size_t>(c) * x_stride) + k0;
+    for (int b = 0; b < kb; ++b) {
+      a.d[c][b] = f16_to_f32(xb[b].d);
+      if constexpr (Fmt::kOffset != 0) {
+        const __m256i s = _mm256_madd_epi16(_mm256_maddubs_epi16(ones8, loadu256(xb[b].qs)), ones16);
+        a.init[c][b] = -Fmt::kOffset * hsum_i32(s);
+      } else {
+        a.init[c][b] = 0;
+      }
+    }
+  }
+}
+
+template <class Fmt, int NC>
+void micro_kernel(const WeightPack& w, int kb, const ActPack& a, int c0, const uint8_t* x, size_t x_stride, int64_t k0,
+                  float* y, size_t y_stride, int nr, bool first) {
+  const BlockQ8_0* xc[NC];
+  __m256 acc[NC];
+  alignas(32) float tmp[kRows];
+  for (int c = 0; c < NC; ++c) {
+    xc[c] = reinterpret_cast<const BlockQ8_0*>(x + static_cast<size_t>(c0 + c) * x_stride) + k0;
+    if (first) {
+      acc[c] = _mm256_setzero_ps();
+    } else {
+      const float* yc = y + static_cast<size_t>(c0 + c) * y_stride;
+      for (int r = 0; r < kRows; ++r) tmp[r] = r < nr ? yc[r] : 0.0f;
+      acc[c] = _mm256_load_ps(tmp);
+    }
+  }
+  for (int b = 0; b < kb; ++b) {
+    const __m256 dw = w.d[b];
+    for (int c = 0; c < NC; ++c) {
+      const __m256i s = _mm256_add_epi32(Fmt::dot(w, b, xc[c][b].qs), _mm256_set1_epi32(a.init[c0 + c][b]));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(a.d[c0 + c][b])), acc[c]);
+    }
+  }
+  for (int c = 0; c < NC; ++c) {
+    float* yc = y + static_cast<size_t>(c0 + c) * y_stride;
+    if (nr == kRows) {
+      _mm256_storeu_ps(yc, acc[c]);
+    } else {
+      _mm256_store_ps(tmp, acc[c]);
+      for (int r = 0; r < nr; ++r) yc[r] = tmp[r];
+    }
+  }
+}
+
+template <class Fmt, int NC>
+void micro_dispatch(int nc, const WeightPack& w, int kb, const ActPack& a, int c0, const uint8_t* x, size_t x_stride,
+                    int64_t k0, float* y, size_t y_stride, int nr, bool first) {
+  if constexpr (NC > 0) {
+    if (nc == NC) return micro_kernel<Fmt, NC>(w, kb, a, c0, x, x_stride, k0, y, y_stride, nr, first);
+    return micro_dispatch<Fmt, NC - 1>(nc, w, kb, a, c0, x, x_stride, k0, y, y_stride, nr, first);
+  }
+}
+
+template <class Fmt>
+void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+               size_t x_stride, float* y, size_t y_stride) {
+  const int64_t nb = n / kQK;
+  const uint8_t* wb = static_cast<const uint8_t*>(w);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  alignas(32) WeightPack wp;
+  alignas(32) ActPack ap;
+  for (int64_t p0 = 0; p0 < n_cols; p0 += kPanel) {
+    const int np = static_cast<int>(n_cols - p0 < kPanel ? n_cols - p0 : kPanel);
+    const uint8_t* xp = xb + static_cast<size_t>(p0) * x_stride;
+    float* yp = y + static_cast<size_t>(p0) * y_stride;
+    for (int64_t k0 = 0; k0 < nb; k0 += kChunkBlocks) {
+      const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
+      prepare_activations<Fmt>(xp, x_stride, np, k0, kb, ap);
+      for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+        const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+        const uint8_t* rows[kRows];
+        for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+        for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
+        for (int c0 = 0; c0 < np; c0 += kMaxCols) {
+          const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
+          micro_dispatch<Fmt, kMaxCols>(nc, wp, kb, ap, c0, xp, x_stride, k0, yp + r0, y_stride, nr, k0 == 0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void q4_0_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ4_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+
+void q8_0_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ8_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+
+}  // namespace edgeinfer
