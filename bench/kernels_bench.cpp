@@ -1,9 +1,11 @@
 // Kernel throughput per ISA path and weight type, one thread:
-//   gemv/<isa>/<type>/<rows>x<n>      decode: one activation row against every weight row
-//                                     (vec_dot per row); the weights are cycled through several
-//                                     copies totalling > 256 MiB so they come from DRAM, as in
-//                                     decode
+//   gemv/<isa>/<type>/<rows>x<n>      decode: one activation row against every weight row, as
+//                                     matmul runs decode rows (vec_dot per row); the weights are
+//                                     cycled through several copies totalling > 256 MiB so they
+//                                     come from DRAM, as in decode
 //   gemv_l2/<isa>/<type>/<rows>x<n>   same on one copy (cache-resident: kernel speed alone)
+//   gemv_tile1[_l2]/...               the same through gemm_tile with one column, where the path
+//                                     has a tile (why decode rows do not take the tile)
 //   gemm/<isa>/<type>/<rows>x<n>/512  prefill: 512 activation rows; gemm_tile when the path has
 //                                     one (called once for all rows and columns), else vec_dot
 //   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
@@ -60,7 +62,7 @@ std::vector<uint8_t> activations(TensorType t, int64_t cols, int64_t n, std::mt1
   return a;
 }
 
-void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram) {
+void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, bool through_tile) {
   const Kernels& k = kernels_for(isa);
   const TypeTraits& tr = type_traits(t);
   std::mt19937 rng(1);
@@ -72,16 +74,22 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   const auto a = activations(tr.vec_dot_type, 1, n, rng);
   std::vector<float> y(static_cast<size_t>(rows));
   const VecDotFn dot = k.vec_dot[static_cast<size_t>(t)];
+  const GemmTileFn tile = through_tile ? k.gemm_tile[static_cast<size_t>(t)] : nullptr;
   size_t copy = 0;
   for (auto _ : st) {
     const uint8_t* wm = w.data() + copy * mb;
-    for (int64_t r = 0; r < rows; ++r) dot(n, &y[static_cast<size_t>(r)], wm + rb * static_cast<size_t>(r), a.data());
+    if (tile) {
+      tile(n, rows, 1, wm, rb, a.data(), a.size(), y.data(), static_cast<size_t>(rows));
+    } else {
+      for (int64_t r = 0; r < rows; ++r) dot(n, &y[static_cast<size_t>(r)], wm + rb * static_cast<size_t>(r), a.data());
+    }
     benchmark::DoNotOptimize(y.data());
     copy = copy + 1 == copies ? 0 : copy + 1;
   }
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(mb));
   st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n),
                                           benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  st.SetLabel(tile ? "gemm_tile x1" : "vec_dot");
 }
 
 void gemm(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, int64_t cols, int64_t tile_rows,
@@ -144,10 +152,20 @@ void register_all() {
       const std::string tn = std::string(tensor_type_name(t));
       for (auto [rows, n] : shapes) {
         const std::string shape = std::to_string(rows) + "x" + std::to_string(n);
-        benchmark::RegisterBenchmark(("gemv/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, true)
+        benchmark::RegisterBenchmark(("gemv/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, true,
+                                     false)
             ->Unit(benchmark::kMicrosecond);
-        benchmark::RegisterBenchmark(("gemv_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, false)
+        benchmark::RegisterBenchmark(("gemv_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, false,
+                                     false)
             ->Unit(benchmark::kMicrosecond);
+        if (kernels_for(isa).gemm_tile[static_cast<size_t>(t)]) {
+          benchmark::RegisterBenchmark(("gemv_tile1/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n,
+                                       true, true)
+              ->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark(("gemv_tile1_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows,
+                                       n, false, true)
+              ->Unit(benchmark::kMicrosecond);
+        }
         if (isa == Isa::Scalar) continue;  // scalar GEMM takes seconds per iteration
         benchmark::RegisterBenchmark(("gemm/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa, t, rows, n,
                                      int64_t{512}, rows, int64_t{512})

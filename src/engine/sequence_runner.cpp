@@ -39,6 +39,9 @@ const float* SequenceRunner::eval(std::span<const int32_t> tokens, bool all_logi
     sb.pos0 = n_past_;
     sb.block_table = block_table_;
     sb.logits = all_logits ? SeqBatch::Logits::All : (i + len == n ? SeqBatch::Logits::Last : SeqBatch::Logits::None);
+    // A call with one token is a decode step; a longer one is a prompt, prefilled (also its
+    // last chunk when that is a single token), as the engine treats prompt tokens.
+    sb.decode_from = n == 1 ? n_past_ : n_past_ + len;
     last = fwd_.forward(std::span<const SeqBatch>(&sb, 1), *kv_);
     n_past_ += len;
     if (all_logits) std::memcpy(all_logits_.data() + i * V, last, sizeof(float) * len * V);

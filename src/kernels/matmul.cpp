@@ -44,7 +44,8 @@ void convert_activations(const Kernels& k, ThreadPool& pool, TensorType vdt, int
 }
 
 void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
-                      const MatmulScratch& converted, int64_t n_tokens, float* y) {
+                      const MatmulScratch& converted, int64_t n_tokens, float* y,
+                      std::span<const uint8_t> decode_rows) {
   const TypeTraits& tr = type_traits(w.type);
   const size_t xb = row_bytes_or_throw(tr.vec_dot_type, w.n_in);
   const uint8_t* x = converted.act.data();
@@ -53,26 +54,50 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
   GemmTileFn tile = k.gemm_tile[tid];
   VecDotFn dot = k.vec_dot[tid];
   if (!dot) throw Error("matmul: no dot product for " + std::string(tensor_type_name(w.type)));
+  if (!decode_rows.empty() && static_cast<int64_t>(decode_rows.size()) != n_tokens) {
+    throw Error("matmul: " + std::to_string(decode_rows.size()) + " kernel choices for " + std::to_string(n_tokens) +
+                " rows");
+  }
+  // Row t goes through vec_dot when this says so (always when the type has no tile).
+  auto by_dot = [&](int64_t t) {
+    if (!tile) return true;
+    if (decode_rows.empty()) return n_tokens == 1;
+    return decode_rows[static_cast<size_t>(t)] != 0;
+  };
 
   const int64_t n_chunks = (n_out + kRowChunk - 1) / kRowChunk;
   auto work = [&](int ith, int nth) {
     // Contiguous chunk ranges per thread: each thread streams its own slice of the weights.
     const int64_t c0 = n_chunks * ith / nth, c1 = n_chunks * (ith + 1) / nth;
+    const int64_t r0 = c0 * kRowChunk, r1 = std::min(n_out, c1 * kRowChunk);
+    if (r0 >= r1) return;
+    // Prefill rows: one tile call per run of consecutive tile rows (at most kTokenChunk) over
+    // the thread's whole row range; the tiles block rows, columns and K themselves and share
+    // per-column work (activation sums) across all the rows they are given (Q4_0/Q8_0 prefill
+    // ~30% faster than 16-row calls, bench_kernels).
+    bool any_dot = false;
+    for (int64_t t0 = 0; t0 < n_tokens;) {
+      if (by_dot(t0)) {
+        any_dot = true;
+        ++t0;
+        continue;
+      }
+      int64_t t1 = t0 + 1;
+      while (t1 < n_tokens && t1 - t0 < kTokenChunk && !by_dot(t1)) ++t1;
+      tile(w.n_in, r1 - r0, t1 - t0, w.data + r0 * w.row_bytes, w.row_bytes, x + t0 * xb, xb, y + t0 * n_out + r0,
+           static_cast<size_t>(n_out));
+      t0 = t1;
+    }
+    if (!any_dot) return;
+    // Decode rows: a chunk of weight rows is reused across all of them before moving on, so
+    // the weights come from memory once per call, not once per row.
     for (int64_t c = c0; c < c1; ++c) {
-      const int64_t r0 = c * kRowChunk, r1 = std::min(n_out, r0 + kRowChunk);
-      const uint8_t* wrow = w.data + r0 * w.row_bytes;
-      if (tile && n_tokens > 1) {
-        for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenChunk) {
-          const int64_t nt = std::min(kTokenChunk, n_tokens - t0);
-          tile(w.n_in, r1 - r0, nt, wrow, w.row_bytes, x + t0 * xb, xb, y + t0 * n_out + r0,
-               static_cast<size_t>(n_out));
-        }
-      } else {
-        for (int64_t t = 0; t < n_tokens; ++t) {
-          const uint8_t* xr = x + t * xb;
-          float* yr = y + t * n_out;
-          for (int64_t r = r0; r < r1; ++r) dot(w.n_in, &yr[r], w.data + r * w.row_bytes, xr);
-        }
+      const int64_t q0 = c * kRowChunk, q1 = std::min(n_out, q0 + kRowChunk);
+      for (int64_t t = 0; t < n_tokens; ++t) {
+        if (!by_dot(t)) continue;
+        const uint8_t* xr = x + t * xb;
+        float* yr = y + t * n_out;
+        for (int64_t r = q0; r < q1; ++r) dot(w.n_in, &yr[r], w.data + r * w.row_bytes, xr);
       }
     }
   };
@@ -84,9 +109,9 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
 }
 
 void matmul(const Kernels& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
-            int64_t n_tokens, float* y, MatmulScratch& scratch) {
+            int64_t n_tokens, float* y, MatmulScratch& scratch, std::span<const uint8_t> decode_rows) {
   convert_activations(k, pool, type_traits(w.type).vec_dot_type, w.n_in, x, n_tokens, scratch);
-  matmul_converted(k, pool, w, scratch, n_tokens, y);
+  matmul_converted(k, pool, w, scratch, n_tokens, y, decode_rows);
 }
 
 }  // namespace edgeinfer

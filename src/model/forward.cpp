@@ -62,6 +62,8 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
   tok_seq_.clear();
   tok_pos_.clear();
   out_rows_.clear();
+  tok_decode_.clear();
+  out_decode_.clear();
   for (size_t s = 0; s < seqs.size(); ++s) {
     const SeqBatch& sb = seqs[s];
     const int64_t len = static_cast<int64_t>(sb.tokens.size());
@@ -81,8 +83,11 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       }
       tok_seq_.push_back(static_cast<int32_t>(s));
       tok_pos_.push_back(sb.pos0 + i);
+      const bool decode = sb.decode_from < 0 ? len == 1 : sb.pos0 + i >= sb.decode_from;
+      tok_decode_.push_back(decode ? 1 : 0);
       if (sb.logits == SeqBatch::Logits::All || (sb.logits == SeqBatch::Logits::Last && i == len - 1)) {
         out_rows_.push_back(n + i);
+        out_decode_.push_back(decode ? 1 : 0);
       }
     }
     n += len;
@@ -134,9 +139,9 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.attn_norm.data, xb + t * E, E, c.rms_eps);
     });
     lap(FwdOp::AttnNorm);
-    matmul(K, pool, L.wq, xb, n, q, mm_);
-    matmul(K, pool, L.wk, xb, n, kk, mm_);
-    matmul(K, pool, L.wv, xb, n, vv, mm_);
+    matmul(K, pool, L.wq, xb, n, q, mm_, tok_decode_);
+    matmul(K, pool, L.wk, xb, n, kk, mm_, tok_decode_);
+    matmul(K, pool, L.wv, xb, n, vv, mm_, tok_decode_);
     add_bias(q, L.bq, n, QD);
     add_bias(kk, L.bk, n, KVD);
     add_bias(vv, L.bv, n, KVD);
@@ -185,7 +190,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     }
     lap(FwdOp::Attention);
 
-    matmul(K, pool, L.wo, attn, n, xb, mm_);
+    matmul(K, pool, L.wo, attn, n, xb, mm_, tok_decode_);
     par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) add_inplace(x + t * E, xb + t * E, E);
     });
@@ -196,14 +201,14 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.ffn_norm.data, xb + t * E, E, c.rms_eps);
     });
     lap(FwdOp::FfnNorm);
-    matmul(K, pool, L.w_gate, xb, n, gate_.data(), mm_);
-    matmul(K, pool, L.w_up, xb, n, up_.data(), mm_);
+    matmul(K, pool, L.w_gate, xb, n, gate_.data(), mm_, tok_decode_);
+    matmul(K, pool, L.w_up, xb, n, up_.data(), mm_, tok_decode_);
     lap(FwdOp::GateUp);
     par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) silu_mul(gate_.data() + t * F, up_.data() + t * F, gate_.data() + t * F, F);
     });
     lap(FwdOp::Act);
-    matmul(K, pool, L.w_down, gate_.data(), n, xb, mm_);
+    matmul(K, pool, L.w_down, gate_.data(), n, xb, mm_, tok_decode_);
     par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) add_inplace(x + t * E, xb + t * E, E);
     });
@@ -215,7 +220,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
   if (R == 0) return logits_.data();
   for (int64_t r = 0; r < R; ++r) rms_norm(x + out_rows_[r] * E, w.output_norm.data, xb + r * E, E, c.rms_eps);
   grow(logits_, R * c.n_vocab);
-  matmul(K, pool, w.output, xb, R, logits_.data(), mm_);
+  matmul(K, pool, w.output, xb, R, logits_.data(), mm_, out_decode_);
   lap(FwdOp::Output);
   return logits_.data();
 }

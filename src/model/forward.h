@@ -27,6 +27,11 @@ struct SeqBatch {
   // perplexity, reference comparisons).
   enum class Logits { None, Last, All };
   Logits logits = Logits::Last;
+  // Tokens at positions >= decode_from were generated (fed back, or speculative drafts) and go
+  // through the matmuls' decode kernel; earlier ones are prompt and go through the prefill
+  // kernel, whatever else shares the batch (the two round differently; see kernels/matmul.h).
+  // -1: an entry of one token is decoded, a longer one prefilled.
+  int64_t decode_from = -1;
 };
 
 class ForwardPass {
@@ -62,6 +67,8 @@ class ForwardPass {
   std::vector<int32_t> tok_seq_;
   std::vector<int64_t> tok_pos_;
   std::vector<int64_t> out_rows_;
+  std::vector<uint8_t> tok_decode_;  // per token: 1 = matmul decode kernel (see SeqBatch)
+  std::vector<uint8_t> out_decode_;  // the same for the logit rows
   int64_t n_out_rows_ = 0;
 };
 

@@ -126,7 +126,7 @@ TEST_P(FromFloat, BitExactWithReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, FromFloat, ::testing::ValuesIn(supported_isas()),
-                         [](const auto& info) { return isa_label(info.param); });
+                         [](const ::testing::TestParamInfo<Isa>& p) { return isa_label(p.param); });
 
 }  // namespace
 }  // namespace edgeinfer::kernel_test

@@ -80,8 +80,56 @@ TEST_P(GemmTile, MatchesReferenceDotsWithinBudget) {
   RecordProperty("types_with_tiles", tested);
 }
 
+// Batched decoding gives every sequence the tokens it would get alone only if an output element
+// does not depend on which other rows and columns share its tile call: the engine batches
+// tokens of different requests into one matmul. So a tile's y[c][r] must be bit-identical to
+// that of a 1x1 call of the same kernel, whatever the tile's shape.
+TEST_P(GemmTile, EachElementIsIndependentOfTheTileShape) {
+  const Isa isa = GetParam();
+  const Kernels& k = kernels_for(isa);
+  std::mt19937 rng(11);
+  for (TensorType t : dot_types()) {
+    const GemmTileFn tile = k.gemm_tile[static_cast<size_t>(t)];
+    if (!tile) continue;
+    const TypeTraits& tr = type_traits(t);
+    for (const Shape& s : shapes(t)) {
+      const size_t w_stride = row_bytes(t, s.n), x_stride = row_bytes(tr.vec_dot_type, s.n);
+      std::vector<uint8_t> w(w_stride * static_cast<size_t>(s.rows)), x(x_stride * static_cast<size_t>(s.cols));
+      for (int64_t r = 0; r < s.rows; ++r) {
+        const auto row = random_weight_row(t, s.n, rng);
+        std::memcpy(&w[static_cast<size_t>(r) * w_stride], row.data(), w_stride);
+      }
+      for (int64_t c = 0; c < s.cols; ++c) {
+        const auto row = activation_row(tr.vec_dot_type, random_floats(s.n, 1.0f, rng));
+        std::memcpy(&x[static_cast<size_t>(c) * x_stride], row.data(), x_stride);
+      }
+      const size_t ys = static_cast<size_t>(s.rows);
+      std::vector<float> whole(ys * static_cast<size_t>(s.cols));
+      tile(s.n, s.rows, s.cols, w.data(), w_stride, x.data(), x_stride, whole.data(), ys);
+      for (int64_t c = 0; c < s.cols; ++c) {
+        // One column over all rows (a decode step of one sequence) ...
+        std::vector<float> col(ys);
+        tile(s.n, s.rows, 1, w.data(), w_stride, &x[static_cast<size_t>(c) * x_stride], x_stride, col.data(), ys);
+        for (int64_t r = 0; r < s.rows; ++r) {
+          float one = 0.0f;
+          // ... and one element alone.
+          tile(s.n, 1, 1, &w[static_cast<size_t>(r) * w_stride], w_stride, &x[static_cast<size_t>(c) * x_stride],
+               x_stride, &one, 1);
+          const float have = whole[static_cast<size_t>(c) * ys + static_cast<size_t>(r)];
+          ASSERT_EQ(std::memcmp(&have, &one, sizeof(float)), 0)
+              << isa_name(isa) << " " << tensor_type_name(t) << " n=" << s.n << " tile " << s.rows << "x" << s.cols
+              << " row " << r << " col " << c << ": " << have << " vs 1x1 " << one;
+          ASSERT_EQ(std::memcmp(&col[static_cast<size_t>(r)], &one, sizeof(float)), 0)
+              << isa_name(isa) << " " << tensor_type_name(t) << " n=" << s.n << " rows " << s.rows << " x 1 col, row "
+              << r << ": " << col[static_cast<size_t>(r)] << " vs 1x1 " << one;
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, GemmTile, ::testing::ValuesIn(supported_isas()),
-                         [](const auto& info) { return isa_label(info.param); });
+                         [](const ::testing::TestParamInfo<Isa>& p) { return isa_label(p.param); });
 
 }  // namespace
 }  // namespace edgeinfer::kernel_test

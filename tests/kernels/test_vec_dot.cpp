@@ -57,7 +57,7 @@ TEST_P(VecDot, MatchesReferenceWithinBudget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, VecDot, ::testing::ValuesIn(supported_isas()),
-                         [](const auto& info) { return isa_label(info.param); });
+                         [](const ::testing::TestParamInfo<Isa>& p) { return isa_label(p.param); });
 
 }  // namespace
 }  // namespace edgeinfer::kernel_test

@@ -1,0 +1,73 @@
+// matmul's per-row kernel choice: a row's output depends only on that row and the kernel named
+// for it, never on the other rows of the call or the thread count, so that the engine's batched
+// steps give every sequence the numbers it would get alone.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "kernel_test_data.h"
+#include "kernels/matmul.h"
+#include "quant/type_traits.h"
+#include "util/error.h"
+#include "util/thread_pool.h"
+
+namespace edgeinfer::kernel_test {
+namespace {
+
+class Matmul : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(Matmul, RowsAreIndependentOfTheirBatchMates) {
+  const Kernels& k = kernels_for(GetParam());
+  std::mt19937 rng(5);
+  ThreadPool pool2(2), pool1(1);
+  int tested = 0;
+  for (TensorType t : dot_types()) {
+    if (!k.vec_dot[static_cast<size_t>(t)]) continue;
+    const int64_t bs = type_traits(t).block_size;
+    const int64_t n = bs == 1 ? 96 : (bs == 256 ? 512 : 4 * bs);
+    // Enough rows that both threads get several 16-row chunks; enough MACs to use the pool.
+    const int64_t n_out = 70, n_tok = 7;
+    const size_t rb = row_bytes(t, n);
+    std::vector<uint8_t> wdata(rb * static_cast<size_t>(n_out));
+    for (int64_t r = 0; r < n_out; ++r) {
+      const auto row = random_weight_row(t, n, rng);
+      std::memcpy(&wdata[static_cast<size_t>(r) * rb], row.data(), rb);
+    }
+    const WeightMatrix w{t, n, n_out, wdata.data(), rb};
+    const auto x = random_floats(n * n_tok, 1.0f, rng);
+    const std::vector<uint8_t> decode = {0, 1, 0, 0, 1, 1, 0};  // mixed: runs of both kinds
+    MatmulScratch scratch;
+    std::vector<float> y(static_cast<size_t>(n_out * n_tok));
+    matmul(k, pool2, w, x.data(), n_tok, y.data(), scratch, decode);
+    for (int64_t tok = 0; tok < n_tok; ++tok) {
+      std::vector<float> alone(static_cast<size_t>(n_out));
+      const uint8_t d = decode[static_cast<size_t>(tok)];
+      matmul(k, pool1, w, x.data() + tok * n, 1, alone.data(), scratch, std::span<const uint8_t>(&d, 1));
+      ASSERT_EQ(std::memcmp(alone.data(), y.data() + tok * n_out, sizeof(float) * static_cast<size_t>(n_out)), 0)
+          << isa_label(GetParam()) << " " << tensor_type_name(t) << " token " << tok << (d ? " (decode)" : " (prefill)");
+      if (d) {
+        // The decode kernel is vec_dot: with no choice given, a single row takes it too.
+        std::vector<float> plain(static_cast<size_t>(n_out));
+        matmul(k, pool1, w, x.data() + tok * n, 1, plain.data(), scratch);
+        ASSERT_EQ(std::memcmp(alone.data(), plain.data(), sizeof(float) * static_cast<size_t>(n_out)), 0)
+            << tensor_type_name(t);
+      }
+    }
+    ++tested;
+  }
+  EXPECT_GT(tested, 5);
+  // A kernel choice per row or none at all.
+  const std::vector<uint8_t> wrong = {1, 0};
+  std::vector<uint8_t> wd(row_bytes(TensorType::F32, 16) * 4);
+  const WeightMatrix wf{TensorType::F32, 16, 4, wd.data(), row_bytes(TensorType::F32, 16)};
+  std::vector<float> xx(16 * 3), yy(4 * 3);
+  MatmulScratch sc;
+  EXPECT_THROW(matmul(k, pool1, wf, xx.data(), 3, yy.data(), sc, wrong), Error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, Matmul, ::testing::ValuesIn(supported_isas()),
+                         [](const ::testing::TestParamInfo<Isa>& p) { return isa_label(p.param); });
+
+}  // namespace
+}  // namespace edgeinfer::kernel_test
