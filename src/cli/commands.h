@@ -20,6 +20,7 @@ void add_quantize_command(CLI::App& app, Registry& r);
 void add_synth_command(CLI::App& app, Registry& r);
 void add_bench_command(CLI::App& app, Registry& r);
 void add_perplexity_command(CLI::App& app, Registry& r);
+void add_bench_serve_command(CLI::App& app, Registry& r);
 #ifdef EDGEINFER_HAVE_SERVER
 void add_serve_command(CLI::App& app, Registry& r);
 #endif

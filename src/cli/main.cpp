@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cli::add_synth_command(app, registry);
   cli::add_bench_command(app, registry);
   cli::add_perplexity_command(app, registry);
+  cli::add_bench_serve_command(app, registry);
 #ifdef EDGEINFER_HAVE_SERVER
   cli::add_serve_command(app, registry);
 #endif

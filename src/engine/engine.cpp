@@ -248,7 +248,16 @@ void Engine::step() {
     for (Sequence* s : sched_->running()) {
       s->draft.clear();
       if (s->req.speculative && s->n_pending() == 1) {
-        prompt_lookup_draft(s->tokens, opt_.lookup, s->draft);
+        PromptLookupParams lp = opt_.lookup;
+        if (lp.max_draft_adaptive > 0) {
+          if (s->draft_len == 0) s->draft_len = lp.max_draft;
+          lp.max_draft = s->draft_len;
+        }
+        if (!s->req.prediction.empty()) {
+          predicted_draft(s->tokens, std::span<const int32_t>(s->tokens).subspan(s->n_prompt), s->req.prediction, lp,
+                          s->draft);
+        }
+        if (s->draft.empty()) prompt_lookup_draft(s->tokens, lp, s->draft);
         const int32_t left = s->max_tokens - s->n_generated() - 1;
         if (static_cast<int32_t>(s->draft.size()) > left) s->draft.resize(std::max(0, left));
       }
@@ -277,6 +286,9 @@ void Engine::step() {
     b.pos0 = s->n_computed;
     b.block_table = s->blocks;
     b.logits = w.n_draft > 0 ? SeqBatch::Logits::All : (w.sample ? SeqBatch::Logits::Last : SeqBatch::Logits::None);
+    // Generated tokens (also when recomputed after preemption) and drafts take the decode
+    // kernels, prompt tokens the prefill ones, as when the sequence runs alone.
+    b.decode_from = s->n_prompt;
     if (w.sample && s->n_pending() == 1) {
       n_decode += 1;
     } else {
@@ -326,6 +338,11 @@ void Engine::step() {
         s->sampler->accept(id);
         ++m;
       }
+    }
+    if (w.n_draft > 0 && opt_.lookup.max_draft_adaptive > 0) {
+      // Longer drafts while they hold, shorter when they do not.
+      s->draft_len = m == w.n_draft ? std::min(2 * std::max(s->draft_len, w.n_draft), opt_.lookup.max_draft_adaptive)
+                                    : std::max(2, (s->draft_len + m + 1) / 2);
     }
     s->timings.n_drafted += w.n_draft;
     s->timings.n_accepted += m;

@@ -63,6 +63,9 @@ struct GenerationRequest {
   int32_t priority = 0;         // larger runs first and is preempted last
   int32_t n_logprobs = -1;      // -1: none; 0: the chosen token's; n: plus the n most likely
   bool speculative = true;      // allow prompt-lookup drafting (output is unchanged by it)
+  // Tokens the output is expected to be (OpenAI's "predicted outputs": the original of a file
+  // being edited): drafts come from it first, then from prompt lookup. Output is unchanged by it.
+  std::vector<int32_t> prediction;
   bool show_special = false;    // render special tokens in text
   uint64_t cache_salt = 0;      // requests with different salts never share prefix blocks
   EventSink sink;

@@ -38,6 +38,7 @@ struct Sequence {
 
   std::vector<int32_t> draft;  // speculative tokens riding along in the current step
   uint64_t scheduled_step = 0;  // the scheduler's step number when it was last scheduled
+  int32_t draft_len = 0;        // current adaptive draft length (0: not set yet)
 
   // Request-side state (the scheduler does not look at these).
   GenerationRequest req;
