@@ -29,6 +29,7 @@ struct BenchServeCliOptions {
   int batch = 512;
   int prefill_cap = -1;
   std::string cache_dir;
+  std::string draft;
   bool no_spec = false;
   bool no_targets = false;
   bool json = false;
@@ -83,6 +84,11 @@ int bench_serve(const BenchServeCliOptions& o) {
   so.engine.speculative = !o.no_spec;
   so.engine.cache_dir = o.cache_dir;
   if (!o.kv_mem.empty()) so.engine.kv_mem_bytes = parse_bytes(o.kv_mem);
+  std::unique_ptr<Model> draft;
+  if (!o.draft.empty()) {
+    draft = load_model_checked(o.draft);
+    so.engine.draft_model = draft.get();
+  }
   if (!o.quiet) {
     so.log = [](const std::string& line) {
       std::fprintf(stderr, "bench-serve: %s\n", line.c_str());
@@ -146,6 +152,7 @@ void add_bench_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("--batch", o->batch, "Tokens per engine step")->capture_default_str()->check(CLI::Range(1, 1 << 16));
   sub->add_option("--prefill-cap", o->prefill_cap, "Prompt tokens per step while others decode (-1 adaptive, 0 none)")
       ->capture_default_str();
+  sub->add_option("--draft", o->draft, "Draft model for speculative decoding (same vocabulary)");
   sub->add_option("--cache-dir", o->cache_dir, "Where the restart check persists its prefix cache (a fresh subfolder)");
   sub->add_flag("--no-spec", o->no_spec, "Disable speculative decoding (agent, completion)");
   sub->add_flag("--no-targets", o->no_targets, "Only the workload, no target measurements");

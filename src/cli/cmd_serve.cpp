@@ -61,21 +61,6 @@ uint64_t parse_byte_size(const std::string& s, const char* flag) {
   return static_cast<uint64_t>(v * mult);
 }
 
-// A draft model must share the main model's vocabulary. The engine drafts by prompt lookup;
-// it has no draft-model path yet, so the file is only checked and the user told so.
-void check_draft(const std::string& draft, const std::string& main_model) {
-  auto d = load_model_checked(draft);
-  auto m = load_model_checked(main_model);
-  if (d->config().n_vocab != m->config().n_vocab) {
-    throw Error("--draft " + draft + ": its vocabulary has " + std::to_string(d->config().n_vocab) +
-                " tokens, the model's " + std::to_string(m->config().n_vocab));
-  }
-  std::fprintf(stderr,
-               "edgeinfer serve: note: --draft %s has a matching vocabulary, but draft-model speculation is not "
-               "implemented by the engine yet; prompt-lookup speculation is used instead\n",
-               draft.c_str());
-}
-
 int serve(ServeCli& c) {
   server::ServerOptions& o = c.o;
   o.api_keys = c.api_keys;
@@ -90,7 +75,6 @@ int serve(ServeCli& c) {
   o.engine.speculative = !c.no_speculative;
   if (!c.kv_mem.empty()) o.engine.kv_mem_bytes = static_cast<int64_t>(parse_byte_size(c.kv_mem, "--kv-mem"));
   o.max_body_bytes = parse_byte_size(c.max_body, "--max-body");
-  if (!o.draft_model_path.empty()) check_draft(o.draft_model_path, o.model_path);
 
   // Block the stop signals before any thread exists, so every thread inherits the mask and
   // this one alone takes them with sigwait(); no handler runs in a random thread.
@@ -153,7 +137,7 @@ void add_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("--batch-tokens", c->batch_tokens, "Tokens per engine step")->capture_default_str()->check(CLI::Range(1, 65536));
   sub->add_flag("--no-speculative", c->no_speculative, "Disable prompt-lookup speculative decoding");
   sub->add_option("--cache-dir", o.engine.cache_dir, "Persist hot prefix-cache blocks in this folder across restarts");
-  sub->add_option("--draft", o.draft_model_path, "Draft model for speculative decoding (vocabulary checked; see note)");
+  sub->add_option("--draft", o.draft_model_path, "Draft model for speculative decoding (same vocabulary; drafts where prompt lookup has none)");
   sub->add_option("--chat-template-file", o.chat_template_file, "Jinja chat template to use instead of the model's");
   sub->add_option("--max-queue", o.max_queue, "Requests that may wait beyond --parallel; more get 503")->capture_default_str()->check(CLI::Range(0, 100000));
   sub->add_option("--slo-ttft-ms", o.slo_ttft_ms, "Shed low-priority requests (503) while P99 time to first token exceeds this (0: off)")->capture_default_str()->check(CLI::NonNegativeNumber);

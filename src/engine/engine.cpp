@@ -81,6 +81,9 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineOptio
   sc.max_ctx = n_ctx_;
   sc.root = root_;
   sched_ = std::make_unique<Scheduler>(*cache_, sc);
+  if (opt.draft_model && opt.speculative) {
+    draft_ = std::make_unique<DraftModel>(*opt.draft_model, model, pool_, opt.kv_type, bs, kv_tokens);
+  }
   if (!opt_.cache_dir.empty()) load_persisted();
   update_stats();
   thread_ = std::thread([this] { loop(); });
@@ -203,6 +206,7 @@ void Engine::finish(Sequence* seq, FinishReason reason, const std::string& error
   ev.timings = t;
   n_finished_[static_cast<int>(reason)]++;
   sched_->remove(seq);
+  if (draft_) draft_->release(seq->id);
   if (seq->req.sink) seq->req.sink(ev);
   seqs_.erase(seq->id);
 }
@@ -260,7 +264,21 @@ void Engine::step() {
         if (s->draft.empty()) prompt_lookup_draft(s->tokens, lp, s->draft);
         const int32_t left = s->max_tokens - s->n_generated() - 1;
         if (static_cast<int32_t>(s->draft.size()) > left) s->draft.resize(std::max(0, left));
+        if (draft_ && s->draft.empty() && left > 0) {
+          DraftModel::Want want;
+          want.id = s->id;
+          want.tokens = s->tokens;
+          want.n_prompt = s->n_prompt;
+          want.n_draft = std::min(lp.max_draft, left);
+          want.out = &s->draft;
+          draft_wants_.push_back(want);
+        }
       }
+    }
+    // The draft model proposes for the rest, all of them batched into each of its steps.
+    if (!draft_wants_.empty()) {
+      draft_->propose(draft_wants_);
+      draft_wants_.clear();
     }
   }
   std::vector<ScheduledSeq> work = sched_->schedule();

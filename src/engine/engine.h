@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/draft_model.h"
 #include "engine/prompt_lookup.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
@@ -38,6 +39,9 @@ struct EngineOptions {
   int32_t max_prefill_with_decode = -1; // prompt tokens per step while others decode; -1: adaptive, 0: no cap
   PromptLookupParams lookup;            // speculative drafting
   bool speculative = true;
+  // Draft model (same vocabulary) proposing tokens where the prediction and prompt lookup have
+  // none; must outlive the engine. nullptr: prompt lookup only.
+  const Model* draft_model = nullptr;
   std::string cache_dir;                // persist hot prefix blocks here (empty: off)
   int32_t persist_max_blocks = 4096;
 };
@@ -120,6 +124,8 @@ class Engine {
   std::unique_ptr<KvStorage> kv_;
   std::unique_ptr<PrefixCache> cache_;
   std::unique_ptr<Scheduler> sched_;
+  std::unique_ptr<DraftModel> draft_;
+  std::vector<DraftModel::Want> draft_wants_;
   BlockHash root_ = 0;
   std::unordered_map<uint64_t, std::unique_ptr<Sequence>> seqs_;  // engine thread only
 

@@ -147,7 +147,13 @@ void HttpServer::load_model() {
   ctx.tok = std::make_unique<Tokenizer>(Tokenizer::from_gguf(ctx.model->gguf()));
   const std::string tmpl = o.chat_template_file.empty() ? "" : read_text_file(o.chat_template_file, "chat template file");
   ctx.model_id = o.model_alias.empty() ? file_stem(o.model_path) : o.model_alias;
-  ctx.engine = std::make_unique<Engine>(*ctx.model, *ctx.tok, o.engine);
+  EngineOptions eo = o.engine;
+  if (!o.draft_model_path.empty()) {
+    if (::stat(o.draft_model_path.c_str(), &st) != 0) throw Error("draft model file not found: '" + o.draft_model_path + "'");
+    ctx.draft_model = Model::load(o.draft_model_path);
+    eo.draft_model = ctx.draft_model.get();  // the engine checks that the vocabularies match
+  }
+  ctx.engine = std::make_unique<Engine>(*ctx.model, *ctx.tok, eo);
   ctx.prompts = std::make_unique<PromptBuilder>(*ctx.tok, ctx.model->gguf(), tmpl, ctx.engine->n_ctx());
   ctx.ready.store(true);
 }

@@ -35,6 +35,7 @@ struct ServerContext {
 
   // Set once by HttpServer::load_model() before `ready`; read-only afterwards.
   std::unique_ptr<Model> model;
+  std::unique_ptr<Model> draft_model;  // --draft (nullptr: none)
   std::unique_ptr<Tokenizer> tok;
   std::unique_ptr<PromptBuilder> prompts;
   std::string model_id;

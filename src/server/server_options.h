@@ -13,7 +13,7 @@ struct ServerOptions {
   std::string model_path;
   std::string model_alias;         // id in /v1/models and responses; "" = the file name without .gguf
   std::string chat_template_file;  // overrides the model's chat template
-  std::string draft_model_path;    // checked for a matching vocabulary (see cmd_serve)
+  std::string draft_model_path;    // --draft: speculative drafts from this model (same vocabulary)
 
   std::string host = "127.0.0.1";  // loopback unless told otherwise
   int port = 8080;                 // 0: any free port (tests)

@@ -17,6 +17,7 @@
 #include "engine/sequence_runner.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
+#include "model/synth_model.h"
 #include "tokenizer/tokenizer.h"
 #include "util/data_path.h"
 #include "util/error.h"
@@ -203,6 +204,76 @@ TEST(EngineRealModel, ConcurrentGreedyEqualsAloneQuantizedWeights) {
   expect_concurrent_equals_alone("synth-llama-q8_0.gguf", TensorType::F16, false, random_prompts(3, 33, 5, 6), 12, 1);
   expect_concurrent_equals_alone("synth-llama-q4_k_m.gguf", TensorType::Q8_0, false, random_prompts(3, 40, 6, 7), 12, 2);
   expect_concurrent_equals_alone("synth-qwen2-q4_k_m.gguf", TensorType::F16, false, random_prompts(3, 35, 9, 8), 12, 1);
+}
+
+// Draft-model speculation: output identical to greedy decoding alone; drafts proposed and
+// accepted. Prompt lookup is switched off (n-grams longer than any prompt) so every draft comes
+// from the draft model.
+void expect_draft_model_keeps_output(const char* main_name, const char* draft_name, TensorType kv,
+                                     const std::vector<std::vector<int32_t>>& prompts, int n_gen,
+                                     double min_acceptance) {
+  Loaded L = load(main_name);
+  auto draft = Model::load(model_path(draft_name));
+  std::vector<std::vector<int32_t>> alone;
+  for (const auto& p : prompts) alone.push_back(greedy_alone(*L.model, p, n_gen, kv));
+  EngineOptions opt;
+  opt.n_threads = 2;
+  opt.kv_type = kv;
+  opt.draft_model = draft.get();
+  opt.lookup.min_ngram = opt.lookup.max_ngram = 100000;
+  Engine engine(*L.model, L.tok, opt);
+  for (int round = 0; round < 2; ++round) {
+    const auto res = run_all(engine, prompts, n_gen);
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      SCOPED_TRACE(std::string(main_name) + " drafted by " + draft_name + ", round " + std::to_string(round) +
+                   ", request " + std::to_string(i));
+      EXPECT_EQ(res[i].tokens, alone[i]);
+      EXPECT_EQ(res[i].final_event.timings.n_generated, n_gen);
+    }
+  }
+  engine.wait_idle();
+  const EngineStats s = engine.stats();
+  EXPECT_GT(s.n_drafted, 0u);
+  EXPECT_GE(static_cast<double>(s.n_draft_accepted), min_acceptance * static_cast<double>(s.n_drafted))
+      << s.n_draft_accepted << " of " << s.n_drafted << " drafts accepted";
+  EXPECT_EQ(s.kv_blocks_used, 0);
+}
+
+TEST(EngineRealModel, DraftModelSpeculationKeepsGreedyOutput) {
+  // A model drafting for itself proposes exactly what greedy decoding picks: every draft holds.
+  Loaded L = load("stories260K.gguf");
+  expect_draft_model_keeps_output("stories260K.gguf", "stories260K.gguf", TensorType::F16, story_prompts(L.tok), 40,
+                                  1.0);
+  // A quantized copy drafting for the F32 model: most drafts hold, output unchanged.
+  expect_draft_model_keeps_output("synth-llama-f32.gguf", "synth-llama-q8_0.gguf", TensorType::F16,
+                                  random_prompts(3, 30, 8, 9), 16, 0.3);
+}
+
+TEST(EngineRealModel, DraftModelWithAnotherVocabularyIsRefused) {
+  // A small random model with Llama's 32000-token vocabulary cannot draft for stories260K (512).
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("edgeinfer-draft-vocab-" + std::to_string(::getpid()) + ".gguf")).string();
+  {
+    ThreadPool pool(2);
+    SynthOptions so;
+    so.preset = "small";
+    so.type = "q4_0";
+    so.vocab_from = data_dir() + "/tokenizer/ggml-vocab-llama-spm.gguf";
+    write_synth_model(path, so, pool);
+  }
+  Loaded L = load("stories260K.gguf");
+  auto other = Model::load(path);
+  ASSERT_NE(other->config().n_vocab, L.model->config().n_vocab);
+  EngineOptions opt;
+  opt.n_threads = 1;
+  opt.draft_model = other.get();
+  try {
+    Engine e(*L.model, L.tok, opt);
+    ADD_FAILURE() << "a draft model with another vocabulary was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vocabulary"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
 }
 
 TEST(EngineRealModel, Q8KvLogitsCloseToF16) {

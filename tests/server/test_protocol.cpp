@@ -320,6 +320,35 @@ TEST(ProtocolOptions, HealthIs503WhileLoading) {
   EXPECT_EQ(get(srv.port(), "/health").status, 200);
 }
 
+TEST(ProtocolOptions, DraftModelSpeculation) {
+  // --draft: stories260K drafting for itself (prompt lookup off, so every draft is the draft
+  // model's): the greedy text is llama.cpp's reference continuation, and the drafts show in timings.
+  ServerOptions o = test_options();
+  o.draft_model_path = model_path("stories260K.gguf");
+  o.engine.lookup.min_ngram = o.engine.lookup.max_ngram = 100000;
+  TestServer srv(o);
+  const json ref = json::parse(std::ifstream(data_dir() + "/ref/stories260K.json"));
+  const json& g = ref["greedy48"][0];
+  const Reply r = post(srv.port(), "/v1/completions",
+                       json{{"prompt", g["prompt"]}, {"max_tokens", 48}, {"temperature", 0}, {"ignore_eos", true}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.j["choices"][0]["text"], g["text"]);
+  EXPECT_GT(r.j["timings"]["draft_n"].get<int>(), 0) << r.body;
+  EXPECT_EQ(r.j["timings"]["draft_n_accepted"], r.j["timings"]["draft_n"]) << r.body;
+}
+
+TEST(ProtocolOptions, DraftModelMissingIsALoadError) {
+  ServerOptions o = test_options();
+  o.draft_model_path = data_dir() + "/models/no-such-draft.gguf";
+  TestServer srv(o, /*load=*/false);
+  try {
+    srv.server().load_model();
+    ADD_FAILURE() << "a missing draft model loaded";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no-such-draft.gguf"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ProtocolOptions, ChatTemplateFile) {
   ServerOptions o = test_options();
   o.chat_template_file = data_dir() + "/templates/Qwen-Qwen2.5-7B-Instruct.jinja";
