@@ -35,13 +35,20 @@ httplib::Server::HandlerWithContentReader guarded_post(ServerContext& ctx, PostF
   return [&ctx, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res,
                                     const httplib::ContentReader& reader) {
     const size_t limit = ctx.opt.max_body_bytes;
+    // A body past the limit is still read, and dropped, for up to kDrainBytes more: a client
+    // that sends its whole body before reading the answer (most do) would otherwise get a
+    // connection reset instead of the 413, since closing a socket with unread input resets it.
+    constexpr size_t kDrainBytes = size_t{1} << 20;
     std::string body;
     bool too_large = false;
+    size_t seen = 0;
     const bool ok = reader([&](const char* data, size_t n) {
-      if (body.size() + n > limit) {
+      seen += n;
+      if (!too_large && body.size() + n > limit) {
         too_large = true;
-        return false;
+        std::string().swap(body);
       }
+      if (too_large) return seen - limit <= kDrainBytes;
       body.append(data, n);
       return true;
     });
