@@ -1,5 +1,6 @@
 #include "kernels/attention.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -65,15 +66,42 @@ void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& 
   float* vtmp = qconv_f + hd + 32;
   k.from_float[static_cast<uint32_t>(tr.vec_dot_type)](q, qconv, hd);
 
-  VecDotFn dot = k.vec_dot[static_cast<uint32_t>(kv.type)];
-  for (int64_t p = 0; p < n_ctx; ++p) {
-    float d;
-    dot(hd, &d, kv.k_row(p) + head_offset, qconv);
-    scores[p] = d * s.scale;
+  if (DotRowsFn rows = k.dot_rows[static_cast<uint32_t>(kv.type)]) {
+    // A cache block's rows are contiguous: one call per block.
+    const int64_t bs = kv.block_size;
+    for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
+      const int64_t nr = std::min(bs, n_ctx - p0);
+      rows(hd, nr, kv.k_row(p0) + head_offset, kv.row_bytes, qconv, scores + p0);
+      for (int64_t p = p0; p < p0 + nr; ++p) scores[p] *= s.scale;
+    }
+  } else {
+    VecDotFn dot = k.vec_dot[static_cast<uint32_t>(kv.type)];
+    for (int64_t p = 0; p < n_ctx; ++p) {
+      float d;
+      dot(hd, &d, kv.k_row(p) + head_offset, qconv);
+      scores[p] = d * s.scale;
+    }
   }
   softmax(scores, n_ctx);
 
   for (int64_t i = 0; i < hd; ++i) out[i] = 0.0f;
+  if (VecMadFn mad = k.vec_mad[static_cast<uint32_t>(kv.type)]) {
+    // F32 / F16 cache: the SIMD weighted sum (an F16 cache's probabilities rounded to f16, as
+    // the reference engine multiplies them in f16).
+    if (kv.type == TensorType::F16) {
+      for (int64_t p = 0; p < n_ctx; ++p) scores[p] = fp16_to_fp32(fp32_to_fp16(scores[p]));
+    }
+    if (MadRowsFn rows = k.mad_rows[static_cast<uint32_t>(kv.type)]) {
+      // A cache block's rows are contiguous: one call per block, the sum kept in registers.
+      const int64_t bs = kv.block_size;
+      for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
+        rows(hd, std::min(bs, n_ctx - p0), kv.v_row(p0) + head_offset, kv.row_bytes, scores + p0, out);
+      }
+    } else {
+      for (int64_t p = 0; p < n_ctx; ++p) mad(hd, out, kv.v_row(p) + head_offset, scores[p]);
+    }
+    return;
+  }
   switch (kv.type) {
     case TensorType::F32:
       for (int64_t p = 0; p < n_ctx; ++p) {

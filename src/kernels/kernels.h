@@ -19,6 +19,18 @@ namespace edgeinfer {
 using GemmTileFn = void (*)(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                             const void* x, size_t x_stride, float* y, size_t y_stride);
 
+// y[i] += w * x[i] for i in [0, n), x a row of the entry's type (attention's weighted sum of V).
+using VecMadFn = void (*)(int64_t n, float* y, const void* x, float w);
+
+// out[r] = dot(row r, x) for r in [0, n_rows), rows `stride` bytes apart, x in the type's
+// vec_dot_type (attention's scores over the K rows of one cache block). A row's result depends
+// only on that row and x.
+using DotRowsFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
+
+// y[i] += sum over r in [0, n_rows) of w[r] * row_r[i], rows `stride` bytes apart, added row
+// by row in order (each element the same as n_rows VecMadFn calls).
+using MadRowsFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
+
 struct Kernels {
   Isa isa = Isa::Scalar;
   // Indexed by weight type id: dot of one weight row with one activation row in vec_dot_type.
@@ -28,6 +40,12 @@ struct Kernels {
   std::array<FromFloatFn, kTensorTypeCount> from_float{};
   // Indexed by weight type id; nullptr where no blocked tile exists (matmul then loops vec_dot).
   std::array<GemmTileFn, kTensorTypeCount> gemm_tile{};
+  // Indexed by KV cache type id (F32, F16); nullptr for the others (attention dequantizes).
+  std::array<VecMadFn, kTensorTypeCount> vec_mad{};
+  // Indexed by KV cache type id; nullptr where attention loops vec_dot instead.
+  std::array<DotRowsFn, kTensorTypeCount> dot_rows{};
+  // Indexed by KV cache type id; nullptr where attention calls vec_mad per row.
+  std::array<MadRowsFn, kTensorTypeCount> mad_rows{};
 };
 
 // The table for a path; the path must be supported (isa_supported) — throws Error otherwise.

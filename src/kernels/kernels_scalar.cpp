@@ -5,6 +5,20 @@
 
 namespace edgeinfer {
 
+namespace {
+
+void f32_vec_mad_ref(int64_t n, float* y, const void* x, float w) {
+  const float* v = static_cast<const float*>(x);
+  for (int64_t i = 0; i < n; ++i) y[i] += w * v[i];
+}
+
+void f16_vec_mad_ref(int64_t n, float* y, const void* x, float w) {
+  const uint16_t* v = static_cast<const uint16_t*>(x);
+  for (int64_t i = 0; i < n; ++i) y[i] += w * fp16_to_fp32(v[i]);
+}
+
+}  // namespace
+
 void fill_scalar_kernels(Kernels& k) {
   k.isa = Isa::Scalar;
   for (uint32_t id = 0; id < kTensorTypeCount; ++id) {
@@ -14,6 +28,8 @@ void fill_scalar_kernels(Kernels& k) {
     k.from_float[id] = tr->from_float_ref;
     k.gemm_tile[id] = nullptr;  // matmul loops vec_dot on this path
   }
+  k.vec_mad[static_cast<size_t>(TensorType::F32)] = f32_vec_mad_ref;
+  k.vec_mad[static_cast<size_t>(TensorType::F16)] = f16_vec_mad_ref;
 }
 
 }  // namespace edgeinfer

@@ -135,4 +135,10 @@ static inline __m512i unpack_nibbles2(const uint8_t* qs0, const uint8_t* qs1) {
 }
 
 }  // namespace avx512
+// attention's y += w * x (kernels/vec_mad_avx512.cpp)
+void f32_vec_mad_avx512(int64_t n, float* y, const void* x, float w);
+void f16_vec_mad_avx512(int64_t n, float* y, const void* x, float w);
+void f16_mad_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
+void f16_dot_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
+
 }  // namespace edgeinfer

@@ -81,4 +81,8 @@ static inline uint8x16_t bits16_to_bytes(uint32_t bits) {
 }
 
 }  // namespace neon
+// attention's y += w * x (kernels/vec_mad_neon.cpp)
+void f32_vec_mad_neon(int64_t n, float* y, const void* x, float w);
+void f16_vec_mad_neon(int64_t n, float* y, const void* x, float w);
+
 }  // namespace edgeinfer

@@ -1,0 +1,118 @@
+// vec_mad (attention's y += w * x over V rows) of every SIMD path against the scalar reference:
+// each element may differ by the rounding of one product (fused or not), so
+// |simd - ref| <= 2^-22 * (|y| + |w * x|) + 1e-30.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "kernel_test_data.h"
+#include "quant/type_traits.h"
+
+namespace edgeinfer::kernel_test {
+namespace {
+
+class VecMad : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(VecMad, MatchesScalarWithinOneRounding) {
+  const Kernels& k = kernels_for(GetParam());
+  const Kernels& ref = kernels_for(Isa::Scalar);
+  std::mt19937 rng(9);
+  for (TensorType t : {TensorType::F32, TensorType::F16}) {
+    const VecMadFn mad = k.vec_mad[static_cast<size_t>(t)];
+    const VecMadFn mad_ref = ref.vec_mad[static_cast<size_t>(t)];
+    ASSERT_NE(mad, nullptr) << tensor_type_name(t);
+    ASSERT_NE(mad_ref, nullptr);
+    for (int64_t n : {1, 7, 8, 15, 16, 17, 31, 64, 80, 128, 133}) {
+      const auto xf = random_floats(n, 1.0f, rng);
+      const auto x = activation_row(t, xf);  // the row in t's encoding
+      std::vector<float> xd(static_cast<size_t>(n));
+      type_traits(t).to_float(x.data(), xd.data(), n);
+      const auto y0 = random_floats(n, 2.0f, rng);
+      for (float w : {0.0f, 1.0f, -0.37f, 3.5e-3f}) {
+        std::vector<float> a = y0, b = y0;
+        mad(n, a.data(), x.data(), w);
+        mad_ref(n, b.data(), x.data(), w);
+        for (int64_t i = 0; i < n; ++i) {
+          const double budget =
+              std::ldexp(1.0, -22) * (std::fabs(y0[static_cast<size_t>(i)]) + std::fabs(w * xd[static_cast<size_t>(i)])) +
+              1e-30;
+          ASSERT_LE(std::fabs(static_cast<double>(a[static_cast<size_t>(i)]) - b[static_cast<size_t>(i)]), budget)
+              << isa_label(GetParam()) << " " << tensor_type_name(t) << " n=" << n << " w=" << w << " i=" << i;
+        }
+      }
+    }
+  }
+}
+
+// dot_rows (attention scores over one block's K rows): every row within the dot budget of the
+// scalar reference dot, whatever the number of rows in the call.
+TEST_P(VecMad, DotRowsMatchReferenceDots) {
+  const Kernels& k = kernels_for(GetParam());
+  std::mt19937 rng(13);
+  int tested = 0;
+  for (TensorType t : {TensorType::F32, TensorType::F16}) {
+    const DotRowsFn rows = k.dot_rows[static_cast<size_t>(t)];
+    if (!rows) continue;
+    ++tested;
+    const TypeTraits& tr = type_traits(t);
+    for (int64_t n : {16, 32, 64, 128, 256, 40, 8, 320}) {
+      for (int64_t nr : {1, 3, 4, 5, 16}) {
+        const size_t rb = row_bytes(t, n), stride = rb + 24;
+        std::vector<uint8_t> kr(stride * static_cast<size_t>(nr));
+        for (int64_t r = 0; r < nr; ++r) {
+          const auto row = activation_row(t, random_floats(n, 1.0f, rng));
+          std::memcpy(&kr[static_cast<size_t>(r) * stride], row.data(), rb);
+        }
+        const auto q = activation_row(tr.vec_dot_type, random_floats(n, 1.0f, rng));
+        std::vector<float> out(static_cast<size_t>(nr) + 1, -7.0f);
+        rows(n, nr, kr.data(), stride, q.data(), out.data());
+        EXPECT_EQ(out[static_cast<size_t>(nr)], -7.0f) << "wrote past the rows";
+        for (int64_t r = 0; r < nr; ++r) {
+          const uint8_t* kp = &kr[static_cast<size_t>(r) * stride];
+          float want = 0;
+          tr.vec_dot_ref(n, &want, kp, q.data());
+          ASSERT_LE(std::fabs(static_cast<double>(want) - out[static_cast<size_t>(r)]), dot_budget(t, n, kp, q.data()))
+              << isa_label(GetParam()) << " " << tensor_type_name(t) << " n=" << n << " rows=" << nr << " row " << r;
+        }
+      }
+    }
+  }
+  RecordProperty("types_with_dot_rows", tested);
+}
+
+// mad_rows: bit-identical to the same path's vec_mad called row by row.
+TEST_P(VecMad, MadRowsEqualsVecMadRowByRow) {
+  const Kernels& k = kernels_for(GetParam());
+  std::mt19937 rng(17);
+  for (TensorType t : {TensorType::F32, TensorType::F16}) {
+    const MadRowsFn rows = k.mad_rows[static_cast<size_t>(t)];
+    if (!rows) continue;
+    for (int64_t n : {16, 32, 64, 128, 8, 40, 256}) {
+      for (int64_t nr : {1, 2, 5, 16}) {
+        const size_t rb = row_bytes(t, n), stride = rb + 8;
+        std::vector<uint8_t> vr(stride * static_cast<size_t>(nr));
+        for (int64_t r = 0; r < nr; ++r) {
+          const auto row = activation_row(t, random_floats(n, 1.0f, rng));
+          std::memcpy(&vr[static_cast<size_t>(r) * stride], row.data(), rb);
+        }
+        const auto w = random_floats(nr, 0.3f, rng);
+        const auto y0 = random_floats(n, 1.0f, rng);
+        std::vector<float> a = y0, b = y0;
+        rows(n, nr, vr.data(), stride, w.data(), a.data());
+        for (int64_t r = 0; r < nr; ++r) {
+          k.vec_mad[static_cast<size_t>(t)](n, b.data(), &vr[static_cast<size_t>(r) * stride], w[static_cast<size_t>(r)]);
+        }
+        ASSERT_EQ(std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<size_t>(n)), 0)
+            << isa_label(GetParam()) << " " << tensor_type_name(t) << " n=" << n << " rows=" << nr;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, VecMad, ::testing::ValuesIn(supported_isas()),
+                         [](const ::testing::TestParamInfo<Isa>& p) { return isa_label(p.param); });
+
+}  // namespace
+}  // namespace edgeinfer::kernel_test
