@@ -46,6 +46,7 @@ struct Sample {
   double ttft_ms;    // streams: first content chunk; else -1
   bool well_formed;
   std::string problem;
+  int retries = 0;   // sent again on a new connection after a transport error (see run_one)
 };
 
 double percentile(std::vector<double> v, double q) {
@@ -115,6 +116,16 @@ Sample run_one(int port, Kind k, std::mt19937_64& rng, httplib::Client& cli) {
   }
   if (k == ChatPlain || k == CompletionPlain) {
     auto res = cli.Post(path.c_str(), body.dump(), "application/json");
+    if (!res && (res.error() == httplib::Error::Read || res.error() == httplib::Error::Write)) {
+      // The reused keep-alive connection was closed under the request (rare: about 1 in 10^4
+      // here): retry once on a new connection, as HTTP clients do (the openai client retries
+      // connection errors twice). Retries are counted and bounded by the test.
+      std::fprintf(stderr, "load: %s request: transport error %d after %.0f ms, retried\n", kKindNames[k],
+                   static_cast<int>(res.error()), ms_since());
+      cli.stop();
+      ++s.retries;
+      res = cli.Post(path.c_str(), body.dump(), "application/json");
+    }
     s.latency_ms = ms_since();
     s.status = res ? res->status : -1;
     if (s.status == 200) {
@@ -145,6 +156,13 @@ Sample run_one(int port, Kind k, std::mt19937_64& rng, httplib::Client& cli) {
     return true;
   };
   auto res = cli.send(req);
+  if (!res && raw.empty() && (res.error() == httplib::Error::Read || res.error() == httplib::Error::Write)) {
+    std::fprintf(stderr, "load: %s request: transport error %d after %.0f ms before any byte, retried\n",
+                 kKindNames[k], static_cast<int>(res.error()), ms_since());
+    cli.stop();
+    ++s.retries;
+    res = cli.send(req);
+  }
   s.latency_ms = ms_since();
   s.status = res ? res->status : -1;
   if (s.status == 200) {
@@ -237,10 +255,11 @@ TEST(Load, SixtyFourClientsOnLoopback) {
   std::map<int, int> status_count;
   std::map<std::string, int> kind_count;
   std::vector<double> plain_ms, stream_ms, ttft_ms;
-  int bad = 0;
+  int bad = 0, retries = 0;
   std::string first_problem;
   for (const auto& v : per_thread) {
     for (const Sample& s : v) {
+      retries += s.retries;
       status_count[s.status]++;
       kind_count[kKindNames[s.kind]]++;
       if (!s.well_formed) {
@@ -293,6 +312,8 @@ TEST(Load, SixtyFourClientsOnLoopback) {
 
   EXPECT_GT(total, kClients);
   EXPECT_EQ(bad, 0) << first_problem;
+  std::printf("  transport retries: %d\n", retries);
+  EXPECT_LE(retries, std::max(2, total / 1000)) << "too many requests lost their connection";
   for (const auto& [st, n] : status_count) {
     EXPECT_TRUE(st == 200 || st == 503 || st == -2) << n << " requests ended with status " << st;
   }
