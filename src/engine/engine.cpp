@@ -207,6 +207,9 @@ void Engine::finish(Sequence* seq, FinishReason reason, const std::string& error
   n_finished_[static_cast<int>(reason)]++;
   sched_->remove(seq);
   if (draft_) draft_->release(seq->id);
+  // Statistics first, so that whoever reacts to the final event (a server answering, then a
+  // client reading /metrics) already sees this request counted and its blocks freed.
+  update_stats();
   if (seq->req.sink) seq->req.sink(ev);
   seqs_.erase(seq->id);
 }

@@ -4,7 +4,9 @@
 // vocabulary, chat templates, CORS, and /health while the model loads.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "server_test_util.h"
 #include "util/data_path.h"
@@ -235,7 +237,13 @@ TEST_F(Protocol, TokenizeDetokenize) {
 
 TEST_F(Protocol, MetricsAndStats) {
   ASSERT_EQ(post(port(), "/v1/completions", json{{"prompt", "Once"}, {"max_tokens", 4}, {"temperature", 0}}).status, 200);
-  const Reply m = get(port(), "/metrics");
+  // Engine counters are updated before the final event goes out; the HTTP status is counted by
+  // the server's logger just after the response is written, so give that a moment.
+  Reply m = get(port(), "/metrics");
+  for (int i = 0; i < 100 && metric(m.body, "edgeinfer:http_requests_total", "status=\"200\"") < 1.0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    m = get(port(), "/metrics");
+  }
   ASSERT_EQ(m.status, 200);
   EXPECT_NE(m.header("Content-Type").find("text/plain"), std::string::npos);
   for (const char* name :
