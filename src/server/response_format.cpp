@@ -80,19 +80,29 @@ json completion_logprobs_json(const Tokenizer& tok, const std::vector<TokenLogpr
   return j;
 }
 
+namespace {
+
+// The fields every OpenAI completion object and chunk shares, around its one choice.
+json envelope(const ResponseMeta& m, const char* object, json choice) {
+  json j;
+  j["id"] = m.id;
+  j["object"] = object;
+  j["created"] = m.created;
+  j["model"] = m.model;
+  j["system_fingerprint"] = "edgeinfer";
+  j["choices"] = json::array({std::move(choice)});
+  return j;
+}
+
+}  // namespace
+
 json chat_completion_json(const ResponseMeta& m, const GenerationResult& r, const Tokenizer& tok, bool logprobs) {
   json choice;
   choice["index"] = 0;
   choice["message"] = json{{"role", "assistant"}, {"content", r.text}};
   choice["logprobs"] = logprobs ? chat_logprobs_json(tok, r.logprobs) : json(nullptr);
   choice["finish_reason"] = r.client_finish_reason();
-  json j;
-  j["id"] = m.id;
-  j["object"] = "chat.completion";
-  j["created"] = m.created;
-  j["model"] = m.model;
-  j["system_fingerprint"] = "edgeinfer";
-  j["choices"] = json::array({std::move(choice)});
+  json j = envelope(m, "chat.completion", std::move(choice));
   j["usage"] = usage_json(r.timings);
   j["timings"] = timings_json(r.timings);
   return j;
@@ -104,13 +114,7 @@ json chat_chunk_json(const ResponseMeta& m, json delta, json finish_reason, json
   choice["delta"] = std::move(delta);
   choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = std::move(finish_reason);
-  json j;
-  j["id"] = m.id;
-  j["object"] = "chat.completion.chunk";
-  j["created"] = m.created;
-  j["model"] = m.model;
-  j["system_fingerprint"] = "edgeinfer";
-  j["choices"] = json::array({std::move(choice)});
+  json j = envelope(m, "chat.completion.chunk", std::move(choice));
   return j;
 }
 
@@ -120,13 +124,7 @@ json completion_json(const ResponseMeta& m, const GenerationResult& r, const Tok
   choice["index"] = 0;
   choice["logprobs"] = logprobs ? completion_logprobs_json(tok, r.logprobs, 0) : json(nullptr);
   choice["finish_reason"] = r.client_finish_reason();
-  json j;
-  j["id"] = m.id;
-  j["object"] = "text_completion";
-  j["created"] = m.created;
-  j["model"] = m.model;
-  j["system_fingerprint"] = "edgeinfer";
-  j["choices"] = json::array({std::move(choice)});
+  json j = envelope(m, "text_completion", std::move(choice));
   j["usage"] = usage_json(r.timings);
   j["timings"] = timings_json(r.timings);
   return j;
@@ -138,13 +136,7 @@ json completion_chunk_json(const ResponseMeta& m, const std::string& text, json 
   choice["index"] = 0;
   choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = std::move(finish_reason);
-  json j;
-  j["id"] = m.id;
-  j["object"] = "text_completion";
-  j["created"] = m.created;
-  j["model"] = m.model;
-  j["system_fingerprint"] = "edgeinfer";
-  j["choices"] = json::array({std::move(choice)});
+  json j = envelope(m, "text_completion", std::move(choice));
   return j;
 }
 
