@@ -37,6 +37,7 @@ void DraftModel::propose(std::span<Want> wants) {
   const int32_t bs = kv_.block_size();
   batch_.clear();
   active_.clear();
+  active_st_.clear();
   for (size_t i = 0; i < wants.size(); ++i) {
     Want& w = wants[i];
     w.out->clear();
@@ -65,6 +66,7 @@ void DraftModel::propose(std::span<Want> wants) {
     sb.decode_from = w.n_prompt;
     batch_.push_back(sb);
     active_.push_back(i);
+    active_st_.push_back(&st);
   }
   if (active_.empty()) return;
   last_.resize(wants.size());
@@ -74,7 +76,7 @@ void DraftModel::propose(std::span<Want> wants) {
   const int64_t V = model_.config().n_vocab;
   for (size_t j = 0; j < active_.size(); ++j) {
     Want& w = wants[active_[j]];
-    State& st = states_[w.id];
+    State& st = *active_st_[j];
     st.fed.insert(st.fed.end(), batch_[j].tokens.begin(), batch_[j].tokens.end());
     const int32_t id = argmax_row(logits + static_cast<int64_t>(j) * V);
     w.out->push_back(id);
@@ -87,7 +89,7 @@ void DraftModel::propose(std::span<Want> wants) {
     for (size_t j = 0; j < active_.size(); ++j) {
       Want& w = wants[active_[j]];
       if (static_cast<int32_t>(w.out->size()) >= w.n_draft) continue;
-      State& st = states_[w.id];
+      State& st = *active_st_[j];
       SeqBatch sb;
       sb.tokens = std::span<const int32_t>(&last_[active_[j]], 1);
       sb.pos0 = static_cast<int64_t>(st.fed.size());
@@ -95,15 +97,17 @@ void DraftModel::propose(std::span<Want> wants) {
       sb.logits = SeqBatch::Logits::Last;
       sb.decode_from = w.n_prompt;
       batch_.push_back(sb);
+      active_st_[k] = active_st_[j];
       active_[k++] = active_[j];
     }
     active_.resize(k);
+    active_st_.resize(k);
     if (active_.empty()) break;
     logits = fwd_.forward(batch_, kv_);
     ++n_steps_;
     for (size_t j = 0; j < active_.size(); ++j) {
       Want& w = wants[active_[j]];
-      states_[w.id].fed.push_back(last_[active_[j]]);
+      active_st_[j]->fed.push_back(last_[active_[j]]);
       const int32_t id = argmax_row(logits + static_cast<int64_t>(j) * V);
       w.out->push_back(id);
       last_[active_[j]] = id;

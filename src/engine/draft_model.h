@@ -58,7 +58,8 @@ class DraftModel {
   int64_t n_steps_ = 0;
   // Per-propose scratch (kept to avoid reallocations).
   std::vector<SeqBatch> batch_;
-  std::vector<size_t> active_;
+  std::vector<size_t> active_;     // indices into the wants being drafted for
+  std::vector<State*> active_st_;  // their states (map nodes: pointers stay valid)
   std::vector<int32_t> last_;
 };
 
