@@ -38,33 +38,6 @@ struct BenchServeCliOptions {
   ServeBenchOptions sizes;
 };
 
-// "512M", "2G", "1.5GiB", "100000" (bytes).
-int64_t parse_bytes(const std::string& s) {
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (const std::exception&) {
-    throw Error("--kv-mem '" + s + "' is not a size (e.g. 512M, 2G)");
-  }
-  std::string unit = s.substr(pos);
-  for (auto& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  double mult = 1;
-  if (unit.empty() || unit == "b") {
-    mult = 1;
-  } else if (unit == "k" || unit == "kb" || unit == "kib") {
-    mult = 1024.0;
-  } else if (unit == "m" || unit == "mb" || unit == "mib") {
-    mult = 1024.0 * 1024;
-  } else if (unit == "g" || unit == "gb" || unit == "gib") {
-    mult = 1024.0 * 1024 * 1024;
-  } else {
-    throw Error("--kv-mem '" + s + "': unknown unit '" + unit + "' (K, M, G)");
-  }
-  if (!(v > 0)) throw Error("--kv-mem must be positive");
-  return static_cast<int64_t>(v * mult);
-}
-
 nlohmann::json summary_json(const LatencySummary& s) {
   return {{"n", s.n}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99}, {"max", s.max}};
 }
@@ -83,7 +56,7 @@ int bench_serve(const BenchServeCliOptions& o) {
   so.engine.max_prefill_with_decode = o.prefill_cap;
   so.engine.speculative = !o.no_spec;
   so.engine.cache_dir = o.cache_dir;
-  if (!o.kv_mem.empty()) so.engine.kv_mem_bytes = parse_bytes(o.kv_mem);
+  if (!o.kv_mem.empty()) so.engine.kv_mem_bytes = static_cast<int64_t>(parse_byte_size(o.kv_mem, "--kv-mem"));
   std::unique_ptr<Model> draft;
   if (!o.draft.empty()) {
     draft = load_model_checked(o.draft);

@@ -36,31 +36,6 @@ struct ServeCli {
   bool no_speculative = false;
 };
 
-// "4096", "512K", "64M", "2G" (binary units) → bytes.
-uint64_t parse_byte_size(const std::string& s, const char* flag) {
-  size_t pos = 0;
-  double v = 0;
-  try {
-    v = std::stod(s, &pos);
-  } catch (const std::exception&) {
-    throw Error(std::string(flag) + ": expected a size such as 512M or 2G, got '" + s + "'");
-  }
-  std::string unit = s.substr(pos);
-  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
-  double mult = 1;
-  if (unit == "K" || unit == "k" || unit == "Ki") {
-    mult = 1024.0;
-  } else if (unit == "M" || unit == "m" || unit == "Mi") {
-    mult = 1024.0 * 1024;
-  } else if (unit == "G" || unit == "g" || unit == "Gi") {
-    mult = 1024.0 * 1024 * 1024;
-  } else if (!unit.empty()) {
-    throw Error(std::string(flag) + ": unknown unit in '" + s + "' (use K, M or G)");
-  }
-  if (!(v > 0)) throw Error(std::string(flag) + ": must be positive, got '" + s + "'");
-  return static_cast<uint64_t>(v * mult);
-}
-
 int serve(ServeCli& c) {
   server::ServerOptions& o = c.o;
   o.api_keys = c.api_keys;

@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cctype>
+#include <string>
+
 #include "util/data_path.h"
 #include "util/error.h"
 #include "util/thread_pool.h"
@@ -27,5 +30,30 @@ TensorType parse_kv_type(const std::string& s) {
 }
 
 int default_threads() { return ThreadPool::hardware_threads(); }
+
+uint64_t parse_byte_size(const std::string& s, const char* flag) {
+  size_t pos = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &pos);
+  } catch (const std::exception&) {
+    throw Error(std::string(flag) + ": expected a size such as 512M or 2G, got '" + s + "'");
+  }
+  std::string unit = s.substr(pos);
+  for (auto& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (!unit.empty() && unit.back() == 'b') unit.pop_back();
+  double mult = 1;
+  if (unit == "k" || unit == "ki") {
+    mult = 1024.0;
+  } else if (unit == "m" || unit == "mi") {
+    mult = 1024.0 * 1024;
+  } else if (unit == "g" || unit == "gi") {
+    mult = 1024.0 * 1024 * 1024;
+  } else if (!unit.empty()) {
+    throw Error(std::string(flag) + ": unknown unit in '" + s + "' (use K, M or G)");
+  }
+  if (!(v > 0)) throw Error(std::string(flag) + ": must be positive, got '" + s + "'");
+  return static_cast<uint64_t>(v * mult);
+}
 
 }  // namespace edgeinfer::cli

@@ -17,6 +17,10 @@ std::unique_ptr<Model> load_model_checked(const std::string& path);
 // Parses "f16" / "f32" / "q8_0" (throws Error otherwise).
 TensorType parse_kv_type(const std::string& s);
 
+// "100000", "512K", "64M", "1.5GiB" (binary units, any case, optional B) → bytes; `flag` names
+// the option in errors. Throws Error for a malformed, unknown-unit or non-positive size.
+uint64_t parse_byte_size(const std::string& s, const char* flag);
+
 // Number of threads to use for -t 0 / default.
 int default_threads();
 
