@@ -62,7 +62,8 @@ std::vector<uint8_t> activations(TensorType t, int64_t cols, int64_t n, std::mt1
   return a;
 }
 
-void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, bool through_tile) {
+void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, bool through_tile,
+          int64_t cols) {
   const Kernels& k = kernels_for(isa);
   const TypeTraits& tr = type_traits(t);
   std::mt19937 rng(1);
@@ -71,25 +72,33 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   const size_t copies = dram ? (size_t{256} << 20) / mb + 1 : 1;
   std::vector<uint8_t> w(mb * copies);
   for (size_t i = 0; i < copies; ++i) std::memcpy(w.data() + i * mb, proto.data(), mb);
-  const auto a = activations(tr.vec_dot_type, 1, n, rng);
-  std::vector<float> y(static_cast<size_t>(rows));
+  const auto a = activations(tr.vec_dot_type, cols, n, rng);
+  const size_t xb = row_bytes(tr.vec_dot_type, n);
+  std::vector<float> y(static_cast<size_t>(rows * cols));
   const VecDotFn dot = k.vec_dot[static_cast<size_t>(t)];
   const GemmTileFn tile = through_tile ? k.gemm_tile[static_cast<size_t>(t)] : nullptr;
   size_t copy = 0;
   for (auto _ : st) {
     const uint8_t* wm = w.data() + copy * mb;
     if (tile) {
-      tile(n, rows, 1, wm, rb, a.data(), a.size(), y.data(), static_cast<size_t>(rows));
+      tile(n, rows, cols, wm, rb, a.data(), xb, y.data(), static_cast<size_t>(rows));
     } else {
-      for (int64_t r = 0; r < rows; ++r) dot(n, &y[static_cast<size_t>(r)], wm + rb * static_cast<size_t>(r), a.data());
+      // As matmul's decode rows: 16 weight rows at a time, reused across the columns.
+      for (int64_t r0 = 0; r0 < rows; r0 += 16) {
+        for (int64_t c = 0; c < cols; ++c) {
+          for (int64_t r = r0; r < std::min(rows, r0 + 16); ++r) {
+            dot(n, &y[static_cast<size_t>(c * rows + r)], wm + rb * static_cast<size_t>(r), a.data() + xb * c);
+          }
+        }
+      }
     }
     benchmark::DoNotOptimize(y.data());
     copy = copy + 1 == copies ? 0 : copy + 1;
   }
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(mb));
-  st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n),
+  st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n * cols),
                                           benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-  st.SetLabel(tile ? "gemm_tile x1" : "vec_dot");
+  st.SetLabel(std::string(tile ? "gemm_tile" : "vec_dot") + " x" + std::to_string(cols));
 }
 
 void gemm(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, int64_t cols, int64_t tile_rows,
@@ -153,20 +162,32 @@ void register_all() {
       for (auto [rows, n] : shapes) {
         const std::string shape = std::to_string(rows) + "x" + std::to_string(n);
         benchmark::RegisterBenchmark(("gemv/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, true,
-                                     false)
+                                     false, int64_t{1})
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("gemv_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, false,
-                                     false)
+                                     false, int64_t{1})
             ->Unit(benchmark::kMicrosecond);
         if (kernels_for(isa).gemm_tile[static_cast<size_t>(t)]) {
           benchmark::RegisterBenchmark(("gemv_tile1/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n,
-                                       true, true)
+                                       true, true, int64_t{1})
               ->Unit(benchmark::kMicrosecond);
           benchmark::RegisterBenchmark(("gemv_tile1_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows,
-                                       n, false, true)
+                                       n, false, true, int64_t{1})
               ->Unit(benchmark::kMicrosecond);
         }
         if (isa == Isa::Scalar) continue;  // scalar GEMM takes seconds per iteration
+        // Batched decode: 8 activation rows, weights from DRAM.
+        benchmark::RegisterBenchmark(("gemv8/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, true,
+                                     false, int64_t{8})
+            ->Unit(benchmark::kMicrosecond);
+        if (kernels_for(isa).gemm_tile[static_cast<size_t>(t)]) {
+          benchmark::RegisterBenchmark(("gemv8_tile/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n,
+                                       true, true, int64_t{8})
+              ->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark(("gemv8_tile_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows,
+                                       n, false, true, int64_t{8})
+              ->Unit(benchmark::kMicrosecond);
+        }
         benchmark::RegisterBenchmark(("gemm/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa, t, rows, n,
                                      int64_t{512}, rows, int64_t{512})
             ->Unit(benchmark::kMillisecond);

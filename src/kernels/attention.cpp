@@ -82,15 +82,13 @@ void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& 
       scores[p] = d * s.scale;
     }
   }
-  softmax(scores, n_ctx);
+  VecMadFn mad = k.vec_mad[static_cast<uint32_t>(kv.type)];
+  // F32 / F16 cache: the SIMD weighted sum (an F16 cache's probabilities rounded to f16, as
+  // the reference engine multiplies them in f16).
+  k.softmax(scores, n_ctx, mad && kv.type == TensorType::F16);
 
   for (int64_t i = 0; i < hd; ++i) out[i] = 0.0f;
-  if (VecMadFn mad = k.vec_mad[static_cast<uint32_t>(kv.type)]) {
-    // F32 / F16 cache: the SIMD weighted sum (an F16 cache's probabilities rounded to f16, as
-    // the reference engine multiplies them in f16).
-    if (kv.type == TensorType::F16) {
-      for (int64_t p = 0; p < n_ctx; ++p) scores[p] = fp16_to_fp32(fp32_to_fp16(scores[p]));
-    }
+  if (mad) {
     if (MadRowsFn rows = k.mad_rows[static_cast<uint32_t>(kv.type)]) {
       // A cache block's rows are contiguous: one call per block, the sum kept in registers.
       const int64_t bs = kv.block_size;

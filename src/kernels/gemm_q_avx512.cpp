@@ -279,8 +279,9 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
     float* yp = y + static_cast<size_t>(p0) * y_stride;
     // Row blocks keep the panel's partial outputs (kRowBlock x kPanel floats) near L1 while K
     // is walked; the activation terms of a chunk are shared by the block's row groups.
-    for (int64_t rb0 = 0; rb0 < n_rows; rb0 += kRowBlock) {
-      const int64_t rb1 = n_rows - rb0 < kRowBlock ? n_rows : rb0 + kRowBlock;
+    const int64_t row_block = np <= kMaxCols ? kRows : kRowBlock;
+    for (int64_t rb0 = 0; rb0 < n_rows; rb0 += row_block) {
+      const int64_t rb1 = n_rows - rb0 < row_block ? n_rows : rb0 + row_block;
       for (int64_t k0 = 0; k0 < nb; k0 += kChunkBlocks) {
         const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
         prepare_activations<Fmt>(xp, x_stride, np, k0, kb, ap);

@@ -31,6 +31,10 @@ using DotRowsFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t s
 // by row in order (each element the same as n_rows VecMadFn calls).
 using MadRowsFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
 
+// In-place softmax of n scores (max subtracted); with round_f16 each probability is then
+// rounded to the nearest f16 (an F16 cache's weighted sum multiplies them in f16).
+using SoftmaxFn = void (*)(float* x, int64_t n, bool round_f16);
+
 struct Kernels {
   Isa isa = Isa::Scalar;
   // Indexed by weight type id: dot of one weight row with one activation row in vec_dot_type.
@@ -46,6 +50,8 @@ struct Kernels {
   std::array<DotRowsFn, kTensorTypeCount> dot_rows{};
   // Indexed by KV cache type id; nullptr where attention calls vec_mad per row.
   std::array<MadRowsFn, kTensorTypeCount> mad_rows{};
+  // Attention's softmax over one head's scores.
+  SoftmaxFn softmax = nullptr;
 };
 
 // The table for a path; the path must be supported (isa_supported) — throws Error otherwise.

@@ -1,6 +1,7 @@
 // The scalar kernel table: every entry is the portable reference from the traits table, so
 // this path is the yardstick the SIMD paths are tested against.
 #include "kernels/kernels.h"
+#include "kernels/ops.h"
 #include "quant/type_traits.h"
 
 namespace edgeinfer {
@@ -17,6 +18,13 @@ void f16_vec_mad_ref(int64_t n, float* y, const void* x, float w) {
   for (int64_t i = 0; i < n; ++i) y[i] += w * fp16_to_fp32(v[i]);
 }
 
+void softmax_ref(float* x, int64_t n, bool round_f16) {
+  softmax(x, n);
+  if (round_f16) {
+    for (int64_t i = 0; i < n; ++i) x[i] = fp16_to_fp32(fp32_to_fp16(x[i]));
+  }
+}
+
 }  // namespace
 
 void fill_scalar_kernels(Kernels& k) {
@@ -30,6 +38,7 @@ void fill_scalar_kernels(Kernels& k) {
   }
   k.vec_mad[static_cast<size_t>(TensorType::F32)] = f32_vec_mad_ref;
   k.vec_mad[static_cast<size_t>(TensorType::F16)] = f16_vec_mad_ref;
+  k.softmax = softmax_ref;
 }
 
 }  // namespace edgeinfer

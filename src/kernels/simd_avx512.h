@@ -135,6 +135,8 @@ static inline __m512i unpack_nibbles2(const uint8_t* qs0, const uint8_t* qs1) {
 }
 
 }  // namespace avx512
+// attention's softmax (kernels/softmax_avx512.cpp)
+void softmax_avx512(float* x, int64_t n, bool round_f16);
 // attention's y += w * x (kernels/vec_mad_avx512.cpp)
 void f32_vec_mad_avx512(int64_t n, float* y, const void* x, float w);
 void f16_vec_mad_avx512(int64_t n, float* y, const void* x, float w);

@@ -81,6 +81,8 @@ static inline uint8x16_t bits16_to_bytes(uint32_t bits) {
 }
 
 }  // namespace neon
+// attention's softmax (kernels/softmax_neon.cpp)
+void softmax_neon(float* x, int64_t n, bool round_f16);
 // attention's y += w * x (kernels/vec_mad_neon.cpp)
 void f32_vec_mad_neon(int64_t n, float* y, const void* x, float w);
 void f16_vec_mad_neon(int64_t n, float* y, const void* x, float w);

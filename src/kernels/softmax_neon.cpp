@@ -1,0 +1,80 @@
+// NEON softmax for attention: the algorithm of softmax_avx512.cpp on 4 lanes (2^n built in the
+// exponent bits), tails through a padded buffer; f16 rounding with vcvt (round to nearest even).
+#include "kernels/simd_neon.h"
+
+namespace edgeinfer {
+
+namespace {
+
+static inline float32x4_t exp_ps(float32x4_t x) {
+  const float32x4_t lo = vdupq_n_f32(-87.33654f);
+  const uint32x4_t keep = vcgeq_f32(x, lo);
+  x = vminq_f32(vmaxq_f32(x, lo), vdupq_n_f32(88.37626f));
+  const float32x4_t n = vrndnq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504088896341f)));
+  float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
+  r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
+  float32x4_t p = vdupq_n_f32(1.9875691500e-4f);
+  p = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), p, r);
+  const float32x4_t y = vaddq_f32(vfmaq_f32(r, p, vmulq_f32(r, r)), vdupq_n_f32(1.0f));
+  const int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
+  const float32x4_t v = vmulq_f32(y, vreinterpretq_f32_s32(e));
+  return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v), keep));
+}
+
+static inline float32x4_t round_f16(float32x4_t v) { return vcvt_f32_f16(vcvt_f16_f32(v)); }
+
+}  // namespace
+
+void softmax_neon(float* x, int64_t n, bool round_f16_out) {
+  if (n <= 0) return;
+  const int64_t full = n / 4 * 4;
+  float32x4_t mx = vdupq_n_f32(-__builtin_inff());
+  for (int64_t i = 0; i < full; i += 4) mx = vmaxq_f32(mx, vld1q_f32(x + i));
+  float m = vmaxvq_f32(mx);
+  for (int64_t i = full; i < n; ++i) m = x[i] > m ? x[i] : m;
+  const float32x4_t mv = vdupq_n_f32(m);
+  float32x4_t s0 = vdupq_n_f32(0.0f), s1 = vdupq_n_f32(0.0f);
+  int64_t i = 0;
+  for (; i + 8 <= full; i += 8) {
+    const float32x4_t e0 = exp_ps(vsubq_f32(vld1q_f32(x + i), mv));
+    const float32x4_t e1 = exp_ps(vsubq_f32(vld1q_f32(x + i + 4), mv));
+    vst1q_f32(x + i, e0);
+    vst1q_f32(x + i + 4, e1);
+    s0 = vaddq_f32(s0, e0);
+    s1 = vaddq_f32(s1, e1);
+  }
+  for (; i < full; i += 4) {
+    const float32x4_t e = exp_ps(vsubq_f32(vld1q_f32(x + i), mv));
+    vst1q_f32(x + i, e);
+    s0 = vaddq_f32(s0, e);
+  }
+  if (full < n) {
+    float t[4];
+    for (int k = 0; k < 4; ++k) t[k] = full + k < n ? x[full + k] : -__builtin_inff();
+    const float32x4_t e = exp_ps(vsubq_f32(vld1q_f32(t), mv));
+    vst1q_f32(t, e);
+    for (int64_t k = 0; full + k < n; ++k) x[full + k] = t[k];
+    s1 = vaddq_f32(s1, e);
+  }
+  const float inv = 1.0f / vaddvq_f32(vaddq_f32(s0, s1));
+  const float32x4_t iv = vdupq_n_f32(inv);
+  for (i = 0; i < full; i += 4) {
+    float32x4_t v = vmulq_f32(vld1q_f32(x + i), iv);
+    if (round_f16_out) v = round_f16(v);
+    vst1q_f32(x + i, v);
+  }
+  if (full < n) {
+    float t[4] = {0, 0, 0, 0};
+    for (int64_t k = 0; full + k < n; ++k) t[k] = x[full + k];
+    float32x4_t v = vmulq_f32(vld1q_f32(t), iv);
+    if (round_f16_out) v = round_f16(v);
+    vst1q_f32(t, v);
+    for (int64_t k = 0; full + k < n; ++k) x[full + k] = t[k];
+  }
+}
+
+}  // namespace edgeinfer
