@@ -6,6 +6,10 @@
 //   gemv_l2/<isa>/<type>/<rows>x<n>   same on one copy (cache-resident: kernel speed alone)
 //   gemv_tile1[_l2]/...               the same through gemm_tile with one column, where the path
 //                                     has a tile (why decode rows do not take the tile)
+//   gemv_exact[_l2]/...               the same through Kernels::gemv (the tile's arithmetic),
+//                                     where the path has one: what a lone decode row runs
+//   gemv8/..., gemv8_tile/...         batched decode: 8 activation rows, weights from DRAM,
+//                                     through vec_dot per row / through the tile
 //   gemm/<isa>/<type>/<rows>x<n>/512  prefill: 512 activation rows; gemm_tile when the path has
 //                                     one (called once for all rows and columns), else vec_dot
 //   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
@@ -101,6 +105,30 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   st.SetLabel(std::string(tile ? "gemm_tile" : "vec_dot") + " x" + std::to_string(cols));
 }
 
+// Kernels::gemv (the tile's arithmetic, one activation row), weights from DRAM or cache.
+void gemv_exact(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram) {
+  const Kernels& k = kernels_for(isa);
+  std::mt19937 rng(1);
+  const size_t rb = row_bytes(t, n), mb = rb * static_cast<size_t>(rows);
+  const auto proto = random_weights(t, rows, n, rng);
+  const size_t copies = dram ? (size_t{256} << 20) / mb + 1 : 1;
+  std::vector<uint8_t> w(mb * copies);
+  for (size_t i = 0; i < copies; ++i) std::memcpy(w.data() + i * mb, proto.data(), mb);
+  const auto a = activations(type_traits(t).vec_dot_type, 1, n, rng);
+  std::vector<float> y(static_cast<size_t>(rows));
+  const GemvFn gemv = k.gemv[static_cast<size_t>(t)];
+  size_t copy = 0;
+  for (auto _ : st) {
+    gemv(n, rows, w.data() + copy * mb, rb, a.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+    copy = copy + 1 == copies ? 0 : copy + 1;
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(mb));
+  st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n), benchmark::Counter::kIsIterationInvariantRate,
+                                          benchmark::Counter::kIs1000);
+  st.SetLabel("gemv (tile-exact)");
+}
+
 void gemm(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, int64_t cols, int64_t tile_rows,
           int64_t tile_cols) {
   const Kernels& k = kernels_for(isa);
@@ -173,6 +201,14 @@ void register_all() {
               ->Unit(benchmark::kMicrosecond);
           benchmark::RegisterBenchmark(("gemv_tile1_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows,
                                        n, false, true, int64_t{1})
+              ->Unit(benchmark::kMicrosecond);
+        }
+        if (kernels_for(isa).gemv[static_cast<size_t>(t)]) {
+          benchmark::RegisterBenchmark(("gemv_exact/" + in + "/" + tn + "/" + shape).c_str(), gemv_exact, isa, t, rows, n,
+                                       true)
+              ->Unit(benchmark::kMicrosecond);
+          benchmark::RegisterBenchmark(("gemv_exact_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv_exact, isa, t, rows,
+                                       n, false)
               ->Unit(benchmark::kMicrosecond);
         }
         if (isa == Isa::Scalar) continue;  // scalar GEMM takes seconds per iteration

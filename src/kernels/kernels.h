@@ -19,6 +19,11 @@ namespace edgeinfer {
 using GemmTileFn = void (*)(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                             const void* x, size_t x_stride, float* y, size_t y_stride);
 
+// y[r] = dot(w row r, x) for r in [0, n_rows), one activation row x in vec_dot_type, with the
+// arithmetic of the type's gemm_tile: y[r] has the bits the tile gives that element in any
+// tile shape, so that a token decoded alone equals the same token batched (decode GEMV).
+using GemvFn = void (*)(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
+
 // y[i] += w * x[i] for i in [0, n), x a row of the entry's type (attention's weighted sum of V).
 using VecMadFn = void (*)(int64_t n, float* y, const void* x, float w);
 
@@ -44,6 +49,9 @@ struct Kernels {
   std::array<FromFloatFn, kTensorTypeCount> from_float{};
   // Indexed by weight type id; nullptr where no blocked tile exists (matmul then loops vec_dot).
   std::array<GemmTileFn, kTensorTypeCount> gemm_tile{};
+  // Indexed by weight type id; nullptr where no GEMV reproduces the tile (matmul then runs
+  // decode rows through vec_dot, as the caller's per-row choice says).
+  std::array<GemvFn, kTensorTypeCount> gemv{};
   // Indexed by KV cache type id (F32, F16); nullptr for the others (attention dequantizes).
   std::array<VecMadFn, kTensorTypeCount> vec_mad{};
   // Indexed by KV cache type id; nullptr where attention loops vec_dot instead.

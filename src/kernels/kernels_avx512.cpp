@@ -43,6 +43,9 @@ void fill_avx512_kernels(Kernels& k) {
   k.gemm_tile[id(T::Q5_K)] = q5_k_gemm_tile_avx512;
   k.gemm_tile[id(T::Q6_K)] = q6_k_gemm_tile_avx512;
 
+  k.gemv[id(T::Q4_0)] = q4_0_gemv_avx512;
+  k.gemv[id(T::Q8_0)] = q8_0_gemv_avx512;
+
   k.softmax = softmax_avx512;
   k.vec_mad[id(T::F32)] = f32_vec_mad_avx512;
   k.vec_mad[id(T::F16)] = f16_vec_mad_avx512;

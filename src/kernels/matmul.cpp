@@ -58,9 +58,13 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
     throw Error("matmul: " + std::to_string(decode_rows.size()) + " kernel choices for " + std::to_string(n_tokens) +
                 " rows");
   }
+  // With a GEMV that reproduces the tile, every row gets the tile's bits whichever of the two
+  // runs it: one row takes the GEMV, several the tile, and the caller's choice is moot.
+  GemvFn gemv = tile ? k.gemv[tid] : nullptr;
   // Row t goes through vec_dot when this says so (always when the type has no tile).
   auto by_dot = [&](int64_t t) {
     if (!tile) return true;
+    if (gemv) return false;
     if (decode_rows.empty()) return n_tokens == 1;
     return decode_rows[static_cast<size_t>(t)] != 0;
   };
@@ -71,6 +75,10 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
     const int64_t c0 = n_chunks * ith / nth, c1 = n_chunks * (ith + 1) / nth;
     const int64_t r0 = c0 * kRowChunk, r1 = std::min(n_out, c1 * kRowChunk);
     if (r0 >= r1) return;
+    if (gemv && n_tokens == 1) {
+      gemv(w.n_in, r1 - r0, w.data + r0 * w.row_bytes, w.row_bytes, x, y + r0);
+      return;
+    }
     // Prefill rows: one tile call per run of consecutive tile rows (at most kTokenChunk) over
     // the thread's whole row range; the tiles block rows, columns and K themselves and share
     // per-column work (activation sums) across all the rows they are given (Q4_0/Q8_0 prefill

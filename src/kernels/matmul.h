@@ -31,7 +31,8 @@ struct MatmulScratch {
 // the same bits whatever else is in the call. So that a token's numbers do not depend on its
 // batch-mates (batched decoding must equal decoding alone), the caller names the kernel per
 // row: decode_rows[t] != 0 runs row t through vec_dot. Empty: vec_dot when n_tokens == 1,
-// the tile otherwise.
+// the tile otherwise. Where the path has a GEMV with the tile's arithmetic (Kernels::gemv)
+// the choice is moot and ignored: one row takes that GEMV, several rows the tile.
 void matmul(const Kernels& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             int64_t n_tokens, float* y, MatmulScratch& scratch, std::span<const uint8_t> decode_rows = {});
 
