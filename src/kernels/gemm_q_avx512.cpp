@@ -289,6 +289,21 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
           const int nr = static_cast<int>(rb1 - r0 < kRows ? rb1 - r0 : kRows);
           const uint8_t* rows[kRows];
           for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+          if (row_block == kRows && r0 + kRows < n_rows) {
+            // Few columns (batched decode): one row group walks all of K, and the rows read
+            // side by side are more streams than the hardware prefetcher follows; the next
+            // group's bytes of this chunk are requested here, ready when that group starts.
+            const int64_t kp = k0;
+            {
+              const size_t bytes = static_cast<size_t>(nb - kp < kChunkBlocks ? nb - kp : kChunkBlocks) * sizeof(typename Fmt::Block);
+              const int64_t nn = n_rows - r0 - kRows < kRows ? n_rows - r0 - kRows : kRows;
+              for (int64_t r = 0; r < nn; ++r) {
+                const char* p = reinterpret_cast<const char*>(wb + static_cast<size_t>(r0 + kRows + r) * w_stride) +
+                                static_cast<size_t>(kp) * sizeof(typename Fmt::Block);
+                for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+              }
+            }
+          }
           for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
           const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
           for (int c0 = 0; c0 < np; c0 += kMaxCols) {
