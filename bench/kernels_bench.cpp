@@ -66,8 +66,11 @@ std::vector<uint8_t> activations(TensorType t, int64_t cols, int64_t n, std::mt1
   return a;
 }
 
-void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, bool through_tile,
-          int64_t cols) {
+// Which kernel a gemv benchmark runs: vec_dot per row (as matmul's decode rows where the path
+// has no tile-exact GEMV), gemm_tile, or Kernels::gemv.
+enum class Via { VecDot, Tile, Gemv };
+
+void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, Via via, int64_t cols) {
   const Kernels& k = kernels_for(isa);
   const TypeTraits& tr = type_traits(t);
   std::mt19937 rng(1);
@@ -80,12 +83,15 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   const size_t xb = row_bytes(tr.vec_dot_type, n);
   std::vector<float> y(static_cast<size_t>(rows * cols));
   const VecDotFn dot = k.vec_dot[static_cast<size_t>(t)];
-  const GemmTileFn tile = through_tile ? k.gemm_tile[static_cast<size_t>(t)] : nullptr;
+  const GemmTileFn tile = k.gemm_tile[static_cast<size_t>(t)];
+  const GemvFn exact = k.gemv[static_cast<size_t>(t)];
   size_t copy = 0;
   for (auto _ : st) {
     const uint8_t* wm = w.data() + copy * mb;
-    if (tile) {
+    if (via == Via::Tile) {
       tile(n, rows, cols, wm, rb, a.data(), xb, y.data(), static_cast<size_t>(rows));
+    } else if (via == Via::Gemv) {
+      for (int64_t c = 0; c < cols; ++c) exact(n, rows, wm, rb, a.data() + xb * c, y.data() + c * rows);
     } else {
       // As matmul's decode rows: 16 weight rows at a time, reused across the columns.
       for (int64_t r0 = 0; r0 < rows; r0 += 16) {
@@ -102,31 +108,8 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(mb));
   st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n * cols),
                                           benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-  st.SetLabel(std::string(tile ? "gemm_tile" : "vec_dot") + " x" + std::to_string(cols));
-}
-
-// Kernels::gemv (the tile's arithmetic, one activation row), weights from DRAM or cache.
-void gemv_exact(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram) {
-  const Kernels& k = kernels_for(isa);
-  std::mt19937 rng(1);
-  const size_t rb = row_bytes(t, n), mb = rb * static_cast<size_t>(rows);
-  const auto proto = random_weights(t, rows, n, rng);
-  const size_t copies = dram ? (size_t{256} << 20) / mb + 1 : 1;
-  std::vector<uint8_t> w(mb * copies);
-  for (size_t i = 0; i < copies; ++i) std::memcpy(w.data() + i * mb, proto.data(), mb);
-  const auto a = activations(type_traits(t).vec_dot_type, 1, n, rng);
-  std::vector<float> y(static_cast<size_t>(rows));
-  const GemvFn gemv = k.gemv[static_cast<size_t>(t)];
-  size_t copy = 0;
-  for (auto _ : st) {
-    gemv(n, rows, w.data() + copy * mb, rb, a.data(), y.data());
-    benchmark::DoNotOptimize(y.data());
-    copy = copy + 1 == copies ? 0 : copy + 1;
-  }
-  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(mb));
-  st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n), benchmark::Counter::kIsIterationInvariantRate,
-                                          benchmark::Counter::kIs1000);
-  st.SetLabel("gemv (tile-exact)");
+  const char* name = via == Via::Tile ? "gemm_tile" : via == Via::Gemv ? "gemv (tile-exact)" : "vec_dot";
+  st.SetLabel(std::string(name) + " x" + std::to_string(cols));
 }
 
 void gemm(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, int64_t cols, int64_t tile_rows,
@@ -190,38 +173,38 @@ void register_all() {
       for (auto [rows, n] : shapes) {
         const std::string shape = std::to_string(rows) + "x" + std::to_string(n);
         benchmark::RegisterBenchmark(("gemv/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, true,
-                                     false, int64_t{1})
+                                     Via::VecDot, int64_t{1})
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("gemv_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, false,
-                                     false, int64_t{1})
+                                     Via::VecDot, int64_t{1})
             ->Unit(benchmark::kMicrosecond);
         if (kernels_for(isa).gemm_tile[static_cast<size_t>(t)]) {
           benchmark::RegisterBenchmark(("gemv_tile1/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n,
-                                       true, true, int64_t{1})
+                                       true, Via::Tile, int64_t{1})
               ->Unit(benchmark::kMicrosecond);
           benchmark::RegisterBenchmark(("gemv_tile1_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows,
-                                       n, false, true, int64_t{1})
+                                       n, false, Via::Tile, int64_t{1})
               ->Unit(benchmark::kMicrosecond);
         }
         if (kernels_for(isa).gemv[static_cast<size_t>(t)]) {
-          benchmark::RegisterBenchmark(("gemv_exact/" + in + "/" + tn + "/" + shape).c_str(), gemv_exact, isa, t, rows, n,
-                                       true)
+          benchmark::RegisterBenchmark(("gemv_exact/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n,
+                                       true, Via::Gemv, int64_t{1})
               ->Unit(benchmark::kMicrosecond);
-          benchmark::RegisterBenchmark(("gemv_exact_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv_exact, isa, t, rows,
-                                       n, false)
+          benchmark::RegisterBenchmark(("gemv_exact_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows,
+                                       n, false, Via::Gemv, int64_t{1})
               ->Unit(benchmark::kMicrosecond);
         }
         if (isa == Isa::Scalar) continue;  // scalar GEMM takes seconds per iteration
         // Batched decode: 8 activation rows, weights from DRAM.
         benchmark::RegisterBenchmark(("gemv8/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, true,
-                                     false, int64_t{8})
+                                     Via::VecDot, int64_t{8})
             ->Unit(benchmark::kMicrosecond);
         if (kernels_for(isa).gemm_tile[static_cast<size_t>(t)]) {
           benchmark::RegisterBenchmark(("gemv8_tile/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n,
-                                       true, true, int64_t{8})
+                                       true, Via::Tile, int64_t{8})
               ->Unit(benchmark::kMicrosecond);
           benchmark::RegisterBenchmark(("gemv8_tile_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows,
-                                       n, false, true, int64_t{8})
+                                       n, false, Via::Tile, int64_t{8})
               ->Unit(benchmark::kMicrosecond);
         }
         benchmark::RegisterBenchmark(("gemm/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa, t, rows, n,
