@@ -5,8 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "cli/commands.h"
@@ -30,6 +32,7 @@ struct BenchServeCliOptions {
   int prefill_cap = -1;
   std::string cache_dir;
   std::string draft;
+  std::string step_log;
   bool no_spec = false;
   bool no_targets = false;
   bool json = false;
@@ -62,10 +65,43 @@ int bench_serve(const BenchServeCliOptions& o) {
     draft = load_model_checked(o.draft);
     so.engine.draft_model = draft.get();
   }
-  if (!o.quiet) {
-    so.log = [](const std::string& line) {
-      std::fprintf(stderr, "bench-serve: %s\n", line.c_str());
-      std::fflush(stderr);
+  // --step-log: one CSV line per engine step, with the workload's phase lines as comments, on a
+  // common clock (ms since the start).
+  struct StepLog {
+    std::FILE* f = nullptr;
+    std::mutex mu;
+    std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+    double now_ms() const {
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    }
+    ~StepLog() {
+      if (f) std::fclose(f);
+    }
+  };
+  auto step_log = std::make_shared<StepLog>();
+  if (!o.step_log.empty()) {
+    step_log->f = std::fopen(o.step_log.c_str(), "w");
+    if (!step_log->f) throw Error("cannot open --step-log file '" + o.step_log + "' for writing");
+    std::fprintf(step_log->f,
+                 "t_ms,step,seqs,decode,prefill_tokens,draft_tokens,accepted,prefill_cap,schedule_ms,forward_ms,total_ms\n");
+    so.engine.on_step = [step_log](const StepInfo& si) {
+      std::lock_guard<std::mutex> lk(step_log->mu);
+      std::fprintf(step_log->f, "%.2f,%llu,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f\n", step_log->now_ms(),
+                   static_cast<unsigned long long>(si.step), si.n_seqs, si.n_decode, si.n_prefill_tokens,
+                   si.n_draft_tokens, si.n_accepted, si.prefill_cap, si.schedule_ms, si.forward_ms, si.total_ms);
+    };
+  }
+  const bool quiet = o.quiet;
+  if (!quiet || step_log->f) {
+    so.log = [quiet, step_log](const std::string& line) {
+      if (step_log->f) {
+        std::lock_guard<std::mutex> lk(step_log->mu);
+        std::fprintf(step_log->f, "# %.2f %s\n", step_log->now_ms(), line.c_str());
+      }
+      if (!quiet) {
+        std::fprintf(stderr, "bench-serve: %s\n", line.c_str());
+        std::fflush(stderr);
+      }
     };
   }
   const ServeBenchReport r = run_serve_bench(*model, tok, so);
@@ -127,6 +163,7 @@ void add_bench_serve_command(CLI::App& app, Registry& r) {
       ->capture_default_str();
   sub->add_option("--draft", o->draft, "Draft model for speculative decoding (same vocabulary)");
   sub->add_option("--cache-dir", o->cache_dir, "Where the restart check persists its prefix cache (a fresh subfolder)");
+  sub->add_option("--step-log", o->step_log, "Write one CSV line per engine step (sizes, cap, times) to this file");
   sub->add_flag("--no-spec", o->no_spec, "Disable speculative decoding (agent, completion)");
   sub->add_flag("--no-targets", o->no_targets, "Only the workload, no target measurements");
   sub->add_flag("--json", o->json, "Print the report as JSON");

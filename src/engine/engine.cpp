@@ -59,7 +59,8 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineOptio
       tok_(tokenizer),
       opt_(opt),
       pool_(opt.n_threads > 0 ? opt.n_threads : ThreadPool::hardware_threads()),
-      fwd_(model, kernels_for(select_isa()), pool_) {
+      fwd_(model, kernels_for(select_isa()), pool_),
+      cost_(std::max(1, opt.max_running)) {
   const ModelConfig& c = model.config();
   n_ctx_ = opt.n_ctx > 0 ? opt.n_ctx : static_cast<int32_t>(std::min<int64_t>(c.n_ctx_train, 4096));
   const int32_t bs = std::max<int32_t>(1, opt.kv_block_size);
@@ -250,8 +251,11 @@ bool Engine::emit_tokens(Sequence* seq, const std::vector<int32_t>& toks, std::v
 }
 
 void Engine::step() {
+  const auto t_start = Clock::now();
   // Drafts for decoding sequences (prompt lookup), before scheduling so they ride along.
   if (opt_.speculative) {
+    int32_t n_decoding = 0;  // sequences that decode this step (drafts cost each of them)
+    for (const Sequence* s : sched_->running()) n_decoding += s->n_pending() == 1 ? 1 : 0;
     for (Sequence* s : sched_->running()) {
       s->draft.clear();
       if (s->req.speculative && s->n_pending() == 1) {
@@ -265,14 +269,20 @@ void Engine::step() {
                           s->draft);
         }
         if (s->draft.empty()) prompt_lookup_draft(s->tokens, lp, s->draft);
+        // At most what the request may still generate, and only the drafts whose expected
+        // saving pays for their rows in this batch.
         const int32_t left = s->max_tokens - s->n_generated() - 1;
-        if (static_cast<int32_t>(s->draft.size()) > left) s->draft.resize(std::max(0, left));
-        if (draft_ && s->draft.empty() && left > 0) {
+        const int32_t worth = cost_.drafts_worth(std::max(0, left), s->draft_record.p(), n_decoding);
+        if (static_cast<int32_t>(s->draft.size()) > worth) {
+          s->draft.resize(std::max(0, worth));
+          if (worth == 0) s->draft_record.fade();
+        }
+        if (draft_ && s->draft.empty() && worth > 0) {
           DraftModel::Want want;
           want.id = s->id;
           want.tokens = s->tokens;
           want.n_prompt = s->n_prompt;
-          want.n_draft = std::min(lp.max_draft, left);
+          want.n_draft = std::min(lp.max_draft, worth);
           want.out = &s->draft;
           draft_wants_.push_back(want);
         }
@@ -316,7 +326,10 @@ void Engine::step() {
       n_prefill += w.n_tokens;
     }
   }
+  const int32_t cap_in_force = sched_->config().max_prefill_with_decode;
   const float* logits = fwd_.forward(step_batch_, *kv_);
+  const auto t_fwd = Clock::now();
+  int32_t n_draft_step = 0, n_accepted_step = 0;
   const int64_t V = model_.config().n_vocab;
 
   std::vector<int32_t> accepted;
@@ -365,8 +378,11 @@ void Engine::step() {
       s->draft_len = m == w.n_draft ? std::min(2 * std::max(s->draft_len, w.n_draft), opt_.lookup.max_draft_adaptive)
                                     : std::max(2, (s->draft_len + m + 1) / 2);
     }
+    s->draft_record.update(w.n_draft, m);
     s->timings.n_drafted += w.n_draft;
     s->timings.n_accepted += m;
+    n_draft_step += w.n_draft;
+    n_accepted_step += m;
     n_drafted_ += w.n_draft;
     n_accepted_ += m;
     sched_->advance(s, w.n_tokens + m);
@@ -378,23 +394,32 @@ void Engine::step() {
     s->draft.clear();
     emit_tokens(s, accepted, lps, /*n_already_accepted=*/m);
   }
-  tune_prefill_cap(ms_between(t0, Clock::now()), n_decode, n_prefill);
+  const auto t_end = Clock::now();
+  tune_prefill_cap(ms_between(t0, t_end), n_decode, n_prefill + n_draft_step);
+  if (opt_.on_step) {
+    StepInfo si;
+    si.step = sched_->stats().n_steps;
+    si.n_seqs = static_cast<int32_t>(work.size());
+    si.n_decode = n_decode;
+    si.n_prefill_tokens = n_prefill;
+    si.n_draft_tokens = n_draft_step;
+    si.n_accepted = n_accepted_step;
+    si.prefill_cap = cap_in_force;
+    si.schedule_ms = ms_between(t_start, t0);
+    si.forward_ms = ms_between(t0, t_fwd);
+    si.total_ms = ms_between(t_start, t_end);
+    opt_.on_step(si);
+  }
 }
 
-void Engine::tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_prefill) {
+void Engine::tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_extra) {
+  cost_.observe(n_decode, n_extra, step_ms);
   if (opt_.max_prefill_with_decode >= 0) return;  // fixed by the user (0 = no cap)
-  constexpr double kAlpha = 0.2;
-  if (n_decode > 0 && n_prefill == 0) {
-    ema_decode_ms_ = ema_decode_ms_ == 0 ? step_ms : (1 - kAlpha) * ema_decode_ms_ + kAlpha * step_ms;
-  } else if (n_prefill > 0 && ema_decode_ms_ > 0) {
-    const double per_tok = std::max(0.0, step_ms - (n_decode > 0 ? ema_decode_ms_ : 0.0)) / n_prefill;
-    ema_prefill_tok_ms_ = ema_prefill_tok_ms_ == 0 ? per_tok : (1 - kAlpha) * ema_prefill_tok_ms_ + kAlpha * per_tok;
-  }
-  if (ema_decode_ms_ > 0 && ema_prefill_tok_ms_ > 0) {
-    // Let a prefill chunk add at most ~20% to a decoding step, so time per output token stays
-    // steady while new prompts are absorbed.
-    const int32_t cap = static_cast<int32_t>(0.2 * ema_decode_ms_ / ema_prefill_tok_ms_);
-    sched_->set_max_prefill_with_decode(std::max(1, cap));
+  // Let prompt tokens add at most ~20% to a step of this many decoding sequences, so time per
+  // output token stays steady while new prompts are absorbed.
+  if (n_decode > 0) {
+    const int32_t cap = cost_.prefill_cap(n_decode, 0.2);
+    if (cap > 0) sched_->set_max_prefill_with_decode(cap);
   }
 }
 

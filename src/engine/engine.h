@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,6 +17,7 @@
 #include "engine/prompt_lookup.h"
 #include "engine/request.h"
 #include "engine/scheduler.h"
+#include "engine/step_cost.h"
 #include "engine/sequence.h"
 #include "kernels/kernels.h"
 #include "kv/kv_storage.h"
@@ -26,6 +28,20 @@
 #include "util/thread_pool.h"
 
 namespace edgeinfer {
+
+// What one engine step did, for a step observer (EngineOptions::on_step).
+struct StepInfo {
+  uint64_t step = 0;
+  int32_t n_seqs = 0;          // sequences in the batch
+  int32_t n_decode = 0;        // of those, decoding one token (plus drafts)
+  int32_t n_prefill_tokens = 0;  // prompt (or recomputed) tokens
+  int32_t n_draft_tokens = 0;  // draft tokens verified
+  int32_t n_accepted = 0;      // drafts accepted
+  int32_t prefill_cap = 0;     // cap on prompt tokens while decoding, in force for this step (0: none)
+  double schedule_ms = 0;      // drafting + scheduling
+  double forward_ms = 0;       // the batched forward pass
+  double total_ms = 0;         // the whole step, sampling and events included
+};
 
 struct EngineOptions {
   int n_threads = 0;                    // 0: all hardware threads
@@ -44,6 +60,9 @@ struct EngineOptions {
   const Model* draft_model = nullptr;
   std::string cache_dir;                // persist hot prefix blocks here (empty: off)
   int32_t persist_max_blocks = 4096;
+  // Called on the engine thread after every step that ran a forward pass (empty: none). Must be
+  // quick and must not call back into the engine.
+  std::function<void(const StepInfo&)> on_step;
 };
 
 struct EngineStats {
@@ -111,7 +130,7 @@ class Engine {
   bool emit_tokens(Sequence* seq, const std::vector<int32_t>& toks, std::vector<TokenLogprobs>& lps,
                    int32_t n_already_accepted);
   void update_stats();
-  void tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_prefill);
+  void tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_extra);
   void load_persisted();
   void save_persisted();
 
@@ -145,7 +164,7 @@ class Engine {
   uint64_t n_prompt_tokens_ = 0, n_generated_ = 0, n_drafted_ = 0, n_accepted_ = 0;
   uint64_t n_finished_[5] = {};
   int32_t n_persisted_loaded_ = 0;
-  double ema_decode_ms_ = 0, ema_prefill_tok_ms_ = 0;
+  StepCostModel cost_;  // step times, for the prefill cap and the drafts worth verifying
 
   // Step scratch.
   std::vector<std::vector<int32_t>> step_tokens_;

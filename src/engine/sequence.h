@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/request.h"
+#include "engine/step_cost.h"
 #include "engine/stop_matcher.h"
 #include "kv/block_hash.h"
 #include "kv/block_pool.h"
@@ -39,6 +40,7 @@ struct Sequence {
   std::vector<int32_t> draft;  // speculative tokens riding along in the current step
   uint64_t scheduled_step = 0;  // the scheduler's step number when it was last scheduled
   int32_t draft_len = 0;        // current adaptive draft length (0: not set yet)
+  DraftRecord draft_record;     // how often its drafts were accepted
 
   // Request-side state (the scheduler does not look at these).
   GenerationRequest req;

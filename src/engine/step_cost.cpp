@@ -1,0 +1,112 @@
+#include "engine/step_cost.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace edgeinfer {
+
+namespace {
+constexpr double kAlpha = 0.2;  // weight of the newest step in the averages
+constexpr double kDecay = 0.8;  // per verification, for a sequence's draft record
+constexpr double kFade = 0.97;  // per step without verification
+
+double ema(double old, double sample) { return old == 0 ? sample : (1 - kAlpha) * old + kAlpha * sample; }
+}  // namespace
+
+StepCostModel::StepCostModel(int32_t max_decode) : base_(static_cast<size_t>(std::max(1, max_decode)) + 1, 0.0) {}
+
+void StepCostModel::Line::add(double xi, double yi) {
+  constexpr double kForget = 0.95;
+  w = kForget * w + 1;
+  x = kForget * x + xi;
+  y = kForget * y + yi;
+  xx = kForget * xx + xi * xi;
+  xy = kForget * xy + xi * yi;
+}
+
+double StepCostModel::Line::row() const {
+  if (w <= 0) return 0;
+  const double mx = x / w, my = y / w;
+  const double var = xx / w - mx * mx;
+  // Without spread in the row counts the line is not determined: all of it per row.
+  if (var < 0.25) return mx > 0 ? std::max(0.0, my / mx) : 0;
+  const double slope = (xy / w - mx * my) / var;
+  // A negative intercept would mean rows dearer than the slope says: keep the line through 0.
+  if (my - slope * mx < 0) return mx > 0 ? std::max(0.0, my / mx) : 0;
+  return std::max(0.0, slope);
+}
+
+double StepCostModel::Line::fixed() const {
+  if (w <= 0) return 0;
+  return std::max(0.0, y / w - row() * (x / w));
+}
+
+double StepCostModel::base_ms(int32_t n_decode) const {
+  if (n_decode <= 0) return 0;
+  const size_t b = std::min(static_cast<size_t>(n_decode), base_.size() - 1);
+  if (base_[b] > 0) return base_[b];
+  // Not measured with this many: the nearest measured smaller batch plus a row per sequence.
+  for (size_t s = b; s-- > 1;) {
+    if (base_[s] > 0) return base_[s] + static_cast<double>(b - s) * lines_[1].row();
+  }
+  return 0;
+}
+
+void StepCostModel::observe(int32_t n_decode, int32_t n_extra, double ms) {
+  if (n_decode <= 0 || ms <= 0) return;
+  if (n_extra <= 0) {
+    double& b = base_[std::min(static_cast<size_t>(n_decode), base_.size() - 1)];
+    b = ema(b, ms);
+    return;
+  }
+  const double base = base_ms(n_decode);
+  if (base <= 0) return;
+  lines_[n_decode <= 1 ? 0 : 1].add(n_extra, ms - base);
+}
+
+double StepCostModel::extra_ms(int32_t n_decode, int32_t k) const {
+  const Line& l = line(n_decode);
+  if (k <= 0 || !l.known()) return 0;
+  return l.fixed() + l.row() * k;
+}
+
+int32_t StepCostModel::prefill_cap(int32_t n_decode, double slack) const {
+  const double base = base_ms(n_decode);
+  const Line& l = line(n_decode);
+  if (base <= 0 || !l.known()) return 0;
+  const double room = slack * base - l.fixed();
+  if (l.row() <= 0) return 0;
+  return std::max(1, static_cast<int32_t>(room / l.row()));
+}
+
+int32_t StepCostModel::drafts_worth(int32_t n_draft, double p, int32_t n_decode) const {
+  const double base = base_ms(n_decode);
+  if (n_draft <= 0) return 0;
+  if (base <= 0 || !line(n_decode).known()) return n_draft;
+  double best = 0, gain = 0, pj = 1;
+  int32_t best_d = 0;
+  for (int32_t d = 1; d <= n_draft; ++d) {
+    pj *= p;
+    gain += pj * base;
+    const double net = gain - static_cast<double>(n_decode) * extra_ms(n_decode, d);
+    if (net > best) {
+      best = net;
+      best_d = d;
+    }
+    if (pj * base < static_cast<double>(n_decode) * line(n_decode).row()) break;  // no later d gains more
+  }
+  return best_d;
+}
+
+void DraftRecord::update(int32_t n_draft, int32_t n_accepted) {
+  if (n_draft <= 0) return;
+  accepted = kDecay * accepted + n_accepted;
+  tested = kDecay * tested + n_accepted + (n_accepted < n_draft ? 1 : 0);
+}
+
+void DraftRecord::fade() {
+  accepted *= kFade;
+  tested *= kFade;
+}
+
+}  // namespace edgeinfer

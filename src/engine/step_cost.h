@@ -1,0 +1,72 @@
+#pragma once
+// What an engine step costs, learnt from the steps themselves, and the two decisions that rest
+// on it: how many prompt tokens may ride along with decoding sequences (the prefill cap), and
+// how many draft tokens of a sequence are worth verifying.
+//
+// Model: a step that decodes B sequences costs base(B) (one weight pass plus their attention),
+// and k further rows in it (prompt tokens, draft tokens) add fixed + k * row: the fixed part is
+// what the first extra row costs beyond its share (a kernel for many rows instead of one: with B
+// = 1 the GEMV gives way to the tile). base(B) is an exponential average over steps with exactly
+// B decoding rows and nothing else; fixed and row a weighted least-squares line through
+// (k, time - base(B)) of recent steps with extra rows, one line for B = 1 and one for B > 1.
+#include <cstdint>
+#include <vector>
+
+namespace edgeinfer {
+
+class StepCostModel {
+ public:
+  // max_decode: the most sequences a step decodes (larger B share the last slot).
+  explicit StepCostModel(int32_t max_decode);
+
+  // A finished step: n_decode sequences decoding one token each, n_extra further rows
+  // (prompt and draft tokens), ms its duration (forward pass and sampling).
+  void observe(int32_t n_decode, int32_t n_extra, double ms);
+
+  // Estimates; 0 while nothing was measured.
+  double base_ms(int32_t n_decode) const;
+  // Added cost of k extra rows in a step decoding n_decode sequences (0 while not measured).
+  double extra_ms(int32_t n_decode, int32_t k) const;
+  double row_ms(int32_t n_decode) const { return line(n_decode).row(); }
+
+  // Prompt tokens a step with n_decode decoding sequences may add so that it costs at most
+  // `slack` (e.g. 0.2) more than a plain decode step; at least 1; 0 = no estimate yet (no cap).
+  int32_t prefill_cap(int32_t n_decode, double slack) const;
+
+  // Of n_draft draft tokens proposed for one of n_decode decoding sequences whose drafts are
+  // accepted with probability p each (the j-th needs all before it), how many to verify: the d
+  // that maximises the expected saving, sum_{j<=d} p^j steps of base(n_decode) for this
+  // sequence, less what the rows cost every decoding sequence, n_decode * extra_ms(d); 0 when
+  // no d gains. Without estimates every draft is kept (the first steps measure).
+  int32_t drafts_worth(int32_t n_draft, double p, int32_t n_decode) const;
+
+ private:
+  // Exponentially weighted least squares of y on x.
+  struct Line {
+    double w = 0, x = 0, y = 0, xx = 0, xy = 0;
+    void add(double xi, double yi);
+    bool known() const { return w > 0; }
+    double row() const;    // slope (>= 0)
+    double fixed() const;  // intercept (>= 0)
+  };
+  const Line& line(int32_t n_decode) const { return n_decode <= 1 ? lines_[0] : lines_[1]; }
+  std::vector<double> base_;  // [B]
+  Line lines_[2];             // B = 1, B > 1
+};
+
+// A sequence's record of its drafts: decayed counts of draft tokens accepted and tested (a
+// verification tests the accepted ones and the first rejected one).
+struct DraftRecord {
+  double accepted = 0;
+  double tested = 0;
+  void update(int32_t n_draft, int32_t n_accepted);
+  // A step that verified none of its drafts: the record fades towards the prior, so a sequence
+  // whose drafts once failed is tried again later.
+  void fade();
+  // Probability that the next draft token is accepted: the record with an optimistic prior
+  // (0.9, worth two tests), so that new sequences and faded records get their drafts tried.
+  static constexpr double kPrior = 0.9, kPriorWeight = 2.0;
+  double p() const { return (accepted + kPrior * kPriorWeight) / (tested + kPriorWeight); }
+};
+
+}  // namespace edgeinfer

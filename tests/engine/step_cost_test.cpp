@@ -1,0 +1,104 @@
+// The step cost model with synthetic step times: what it learns, the prefill cap and the
+// drafts it keeps.
+#include "engine/step_cost.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace edgeinfer {
+namespace {
+
+TEST(StepCost, NothingMeasuredKeepsEveryDraftAndSetsNoCap) {
+  StepCostModel m(8);
+  EXPECT_EQ(m.base_ms(1), 0);
+  EXPECT_EQ(m.prefill_cap(1, 0.2), 0);
+  EXPECT_EQ(m.drafts_worth(7, 0.1, 4), 7);
+  EXPECT_EQ(m.extra_ms(4, 3), 0);
+  EXPECT_EQ(m.drafts_worth(0, 0.9, 1), 0);
+}
+
+TEST(StepCost, LearnsBasePerBatchAndTheCostOfExtraRows) {
+  StepCostModel m(8);
+  m.observe(1, 0, 20);
+  EXPECT_DOUBLE_EQ(m.base_ms(1), 20);
+  m.observe(1, 0, 30);  // exponential average, newest weight 0.2
+  EXPECT_DOUBLE_EQ(m.base_ms(1), 22);
+  m.observe(4, 0, 60);
+  EXPECT_DOUBLE_EQ(m.base_ms(4), 60);
+  // One kind of extra-row count only: all of the added time per row.
+  m.observe(4, 2, 80);
+  EXPECT_NEAR(m.row_ms(4), 10, 1e-9);
+  EXPECT_NEAR(m.extra_ms(4, 3), 30, 1e-9);
+  // A batch never measured alone: the nearest smaller one plus a row per sequence; larger than
+  // max_decode shares the last slot.
+  EXPECT_NEAR(m.base_ms(6), 80, 1e-9);
+  m.observe(20, 0, 100);
+  EXPECT_DOUBLE_EQ(m.base_ms(8), 100);
+  EXPECT_DOUBLE_EQ(m.base_ms(9), 100);
+  // Steps without decoding rows say nothing.
+  m.observe(0, 512, 2000);
+  EXPECT_NEAR(m.row_ms(4), 10, 1e-9);
+}
+
+TEST(StepCost, SeparatesAFixedCostFromThePerRowCost) {
+  StepCostModel m(8);
+  m.observe(1, 0, 20);
+  // Alone, extra rows cost 30 ms once plus 2 ms each (the GEMV gives way to the tile).
+  for (int i = 0; i < 20; ++i) {
+    const int k = 1 + (i % 4) * 5;
+    m.observe(1, k, 20 + 30 + 2.0 * k);
+  }
+  EXPECT_NEAR(m.row_ms(1), 2, 1e-6);
+  EXPECT_NEAR(m.extra_ms(1, 10), 50, 1e-6);
+  // Batches of several have their own line (not measured yet).
+  EXPECT_EQ(m.extra_ms(2, 10), 0);
+}
+
+TEST(StepCost, PrefillCapBoundsTheExtraTime) {
+  StepCostModel m(8);
+  m.observe(4, 0, 60);
+  m.observe(4, 3, 90);  // 10 ms a row
+  EXPECT_EQ(m.prefill_cap(4, 0.2), 1);   // 12 ms of slack: one row
+  EXPECT_EQ(m.prefill_cap(4, 0.5), 3);   // 30 ms: three
+  EXPECT_EQ(m.prefill_cap(4, 0.01), 1);  // never below one token
+}
+
+TEST(StepCost, DraftsKeptWhereTheExpectedSavingPaysForTheRows) {
+  StepCostModel m(8);
+  m.observe(1, 0, 20);
+  m.observe(4, 0, 60);
+  for (int i = 0; i < 20; ++i) {
+    const int k = 1 + (i % 4) * 5;
+    m.observe(1, k, 20 + 30 + 2.0 * k);  // alone: 30 ms + 2 ms a row
+    m.observe(4, k, 60 + 5.0 * k);       // four: 5 ms a row
+  }
+  // Alone, d drafts save 20 * (p + ... + p^d) against 30 + 2d.
+  EXPECT_EQ(m.drafts_worth(32, 0.999, 1), 32);
+  EXPECT_EQ(m.drafts_worth(32, 0.9, 1), 21);  // the last worth its row: 20 * 0.9^21 = 2.19 >= 2 > 20 * 0.9^22
+  EXPECT_EQ(m.drafts_worth(8, 0.9, 1), 8);    // capped by what was proposed
+  EXPECT_EQ(m.drafts_worth(32, 0.6, 1), 0);   // at most 20 * 1.5 = 30 saved: never the fixed 30 + rows
+  // Four decoding: 60 * (p + ...) against 4 * 5d.
+  EXPECT_EQ(m.drafts_worth(32, 0.5, 4), 1);   // 30 - 20 > 0; the second adds 15 < 20
+  EXPECT_EQ(m.drafts_worth(32, 0.3, 4), 0);   // 18 < 20
+}
+
+TEST(DraftRecord, EstimatesAcceptanceAndFades) {
+  DraftRecord r;
+  EXPECT_DOUBLE_EQ(r.p(), 0.9);
+  r.update(4, 4);  // all accepted: 4 tested
+  EXPECT_DOUBLE_EQ(r.p(), 5.8 / 6.0);
+  r.update(4, 1);  // one accepted, the second rejected: 2 tested
+  EXPECT_DOUBLE_EQ(r.accepted, 0.8 * 4 + 1);
+  EXPECT_DOUBLE_EQ(r.tested, 0.8 * 4 + 2);
+  r.update(0, 0);  // nothing drafted: unchanged
+  EXPECT_DOUBLE_EQ(r.tested, 0.8 * 4 + 2);
+  DraftRecord bad;
+  for (int i = 0; i < 20; ++i) bad.update(8, 0);
+  EXPECT_LT(bad.p(), 0.3);
+  for (int i = 0; i < 200; ++i) bad.fade();
+  EXPECT_NEAR(bad.p(), 0.9, 0.01);
+}
+
+}  // namespace
+}  // namespace edgeinfer
