@@ -272,7 +272,9 @@ void Engine::step() {
         // At most what the request may still generate, and only the drafts whose expected
         // saving pays for their rows in this batch.
         const int32_t left = s->max_tokens - s->n_generated() - 1;
-        const int32_t worth = cost_.drafts_worth(std::max(0, left), s->draft_record.p(), n_decoding);
+        const int32_t worth = opt_.draft_cost_gate
+                                  ? cost_.drafts_worth(std::max(0, left), s->draft_record.p(), n_decoding)
+                                  : std::max(0, left);
         if (static_cast<int32_t>(s->draft.size()) > worth) {
           s->draft.resize(std::max(0, worth));
           if (worth == 0) s->draft_record.fade();

@@ -55,6 +55,9 @@ struct EngineOptions {
   int32_t max_prefill_with_decode = -1; // prompt tokens per step while others decode; -1: adaptive, 0: no cap
   PromptLookupParams lookup;            // speculative drafting
   bool speculative = true;
+  // Verify only the drafts whose expected saving pays for their rows in the batch (StepCostModel,
+  // from measured step times); false: every draft proposed (as long as the step budget allows).
+  bool draft_cost_gate = true;
   // Draft model (same vocabulary) proposing tokens where the prediction and prompt lookup have
   // none; must outlive the engine. nullptr: prompt lookup only.
   const Model* draft_model = nullptr;

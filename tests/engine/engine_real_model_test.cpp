@@ -152,6 +152,7 @@ void expect_concurrent_equals_alone(const char* model_name, TensorType kv, bool 
   opt.n_threads = n_threads;
   opt.kv_type = kv;
   opt.speculative = speculative;
+  opt.draft_cost_gate = false;  // every draft verified, whatever the timings: the tests check them
   Engine engine(*L.model, L.tok, opt);
   // Round 1: all at once (no prefix cached yet); round 2: the shared prefix is cached.
   for (int round = 0; round < 2; ++round) {
@@ -311,6 +312,7 @@ TEST(EngineRealModel, SpeculationKeepsGreedyOutputAndAcceptsDrafts) {
     EngineOptions opt;
     opt.n_threads = 2;
     opt.speculative = spec;
+    opt.draft_cost_gate = false;  // every draft verified, whatever the timings: the tests check them
     Engine engine(*L.model, L.tok, opt);
     res.push_back(run_all(engine, prompts, 48));
     if (spec) spec_stats = engine.stats();
@@ -335,6 +337,7 @@ TEST(EngineRealModel, SeededSamplingUnchangedBySpeculation) {
     EngineOptions opt;
     opt.n_threads = 1;
     opt.speculative = spec;
+    opt.draft_cost_gate = false;  // every draft verified, whatever the timings: the tests check them
     Engine engine(*L.model, L.tok, opt);
     res.push_back(run_all(engine, prompts, 48, [](GenerationRequest& r) {
       r.sampling.temperature = 0.7f;
@@ -354,6 +357,7 @@ TEST(EngineRealModel, PreemptionUnderATinyKvPoolKeepsOutputs) {
   opt.n_threads = 2;
   opt.kv_tokens = 160;  // 10 blocks: any one request fits, all four together do not
   opt.speculative = true;
+  opt.draft_cost_gate = false;  // every draft verified, whatever the timings: the tests check them
   Engine engine(*L.model, L.tok, opt);
   const auto res = run_all(engine, prompts, n_gen, [](GenerationRequest& r) { r.priority = static_cast<int32_t>(r.prompt.size() % 3); });
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -399,6 +403,7 @@ TEST(EngineRealModel, StopStringsEndTheTextBeforeThem) {
   opt.n_threads = 1;
   for (bool spec : {false, true}) {
     opt.speculative = spec;
+    opt.draft_cost_gate = false;  // every draft verified, whatever the timings: the tests check them
     Engine engine(*L.model, L.tok, opt);
     const auto res = run_all(engine, {prompt}, 60, [&](GenerationRequest& r) { r.stop = {"never appears", stop}; });
     EXPECT_EQ(res[0].final_event.finish, FinishReason::Stop);
@@ -461,6 +466,7 @@ TEST(EngineRealModel, LogprobsWhenAsked) {
     EngineOptions opt;
     opt.n_threads = 1;
     opt.speculative = spec;
+    opt.draft_cost_gate = false;  // every draft verified, whatever the timings: the tests check them
     Engine engine(*L.model, L.tok, opt);
     auto res = run_all(engine, {prompt}, 30, [](GenerationRequest& r) { r.n_logprobs = 3; });
     ASSERT_EQ(res[0].logprobs.size(), res[0].tokens.size());
