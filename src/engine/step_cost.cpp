@@ -1,7 +1,6 @@
 #include "engine/step_cost.h"
 
 #include <algorithm>
-#include <cmath>
 
 namespace edgeinfer {
 
@@ -83,17 +82,18 @@ int32_t StepCostModel::drafts_worth(int32_t n_draft, double p, int32_t n_decode)
   const double base = base_ms(n_decode);
   if (n_draft <= 0) return 0;
   if (base <= 0 || !line(n_decode).known()) return n_draft;
-  double best = 0, gain = 0, pj = 1;
+  const Line& l = line(n_decode);
+  const double row_cost = static_cast<double>(n_decode) * l.row();  // every stream waits for each row
+  double best = 0, net = -static_cast<double>(n_decode) * l.fixed(), pj = 1;
   int32_t best_d = 0;
   for (int32_t d = 1; d <= n_draft; ++d) {
     pj *= p;
-    gain += pj * base;
-    const double net = gain - static_cast<double>(n_decode) * extra_ms(n_decode, d);
+    net += pj * base - row_cost;
     if (net > best) {
       best = net;
       best_d = d;
     }
-    if (pj * base < static_cast<double>(n_decode) * line(n_decode).row()) break;  // no later d gains more
+    if (pj * base < row_cost) break;  // no later d gains more
   }
   return best_d;
 }

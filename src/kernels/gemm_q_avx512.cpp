@@ -204,6 +204,20 @@ inline __m256i block_sums8(const XB* xb, int kb) {
   return sums;
 }
 
+// Few columns (batched decode): one row group walks all of K, and the 16 rows read side by side
+// are more streams than the hardware prefetcher follows; requests the next group's bytes of
+// blocks [k0, k0 + kb) (rows [r_next, n_rows), at most 16), ready when that group starts.
+template <class Fmt>
+inline void prefetch_next_group(const uint8_t* wb, size_t w_stride, int64_t r_next, int64_t n_rows, int64_t k0, int kb) {
+  const int64_t nn = n_rows - r_next < kRows ? n_rows - r_next : kRows;
+  const size_t bytes = static_cast<size_t>(kb) * sizeof(typename Fmt::Block);
+  for (int64_t r = 0; r < nn; ++r) {
+    const char* p = reinterpret_cast<const char*>(wb + static_cast<size_t>(r_next + r) * w_stride) +
+                    static_cast<size_t>(k0) * sizeof(typename Fmt::Block);
+    for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
+  }
+}
+
 // Activation terms of columns [0, np) of the panel for blocks [k0, k0 + kb).
 template <class Fmt, class Act>
 void prepare_activations(const uint8_t* x, size_t x_stride, int np, int64_t k0, int kb, Act& a) {
@@ -293,18 +307,10 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
       const uint8_t* rows[kRows];
       for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
       const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
-      const int64_t nn = n_rows - r0 - kRows < kRows ? n_rows - r0 - kRows : kRows;  // rows of the next group
       for (int64_t ch = 0; ch < n_chunks; ++ch) {
         const int64_t k0 = ch * kChunkBlocks;
         const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
-        // Sixteen rows read side by side are more streams than the hardware prefetcher follows:
-        // the next group's bytes of this chunk are requested now, ready when that group starts.
-        const size_t bytes = static_cast<size_t>(kb) * sizeof(typename Fmt::Block);
-        for (int64_t r = 0; r < nn; ++r) {
-          const char* p = reinterpret_cast<const char*>(wb + static_cast<size_t>(r0 + kRows + r) * w_stride) +
-                          static_cast<size_t>(k0) * sizeof(typename Fmt::Block);
-          for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
-        }
+        prefetch_next_group<Fmt>(wb, w_stride, r0 + kRows, n_rows, k0, kb);
         for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
         micro_dispatch<Fmt, kMaxCols>(np, wp, kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask, k0 == 0);
       }
@@ -327,21 +333,7 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
           const int nr = static_cast<int>(rb1 - r0 < kRows ? rb1 - r0 : kRows);
           const uint8_t* rows[kRows];
           for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
-          if (row_block == kRows && r0 + kRows < n_rows) {
-            // Few columns (batched decode): one row group walks all of K, and the rows read
-            // side by side are more streams than the hardware prefetcher follows; the next
-            // group's bytes of this chunk are requested here, ready when that group starts.
-            const int64_t kp = k0;
-            {
-              const size_t bytes = static_cast<size_t>(nb - kp < kChunkBlocks ? nb - kp : kChunkBlocks) * sizeof(typename Fmt::Block);
-              const int64_t nn = n_rows - r0 - kRows < kRows ? n_rows - r0 - kRows : kRows;
-              for (int64_t r = 0; r < nn; ++r) {
-                const char* p = reinterpret_cast<const char*>(wb + static_cast<size_t>(r0 + kRows + r) * w_stride) +
-                                static_cast<size_t>(kp) * sizeof(typename Fmt::Block);
-                for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
-              }
-            }
-          }
+          if (row_block == kRows) prefetch_next_group<Fmt>(wb, w_stride, r0 + kRows, n_rows, k0, kb);
           for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
           const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
           for (int c0 = 0; c0 < np; c0 += kMaxCols) {
