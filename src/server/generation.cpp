@@ -18,13 +18,15 @@ struct Generation::Shared {
   // client that got its answer never sees its own request still counted.
   void on_event(const TokenEvent& ev) {
     if (ev.done) {
+      // The slot goes back before the request is counted as finished, so whoever sees it in
+      // the finished counters also sees it gone from requests_in_flight.
+      if (ev.timings.n_generated > 0) ctx.admission.record_ttft(ev.timings.ttft_ms);
+      ticket.release();  // only this thread touches the ticket once the request is submitted
       FinishedRequest f;
       f.timings = ev.timings;
       f.finish = ev.finish;
       f.e2e_s = std::chrono::duration<double>(Clock::now() - t_arrival).count();
       ctx.metrics.record_finished(f);
-      if (ev.timings.n_generated > 0) ctx.admission.record_ttft(ev.timings.ttft_ms);
-      ticket.release();  // only this thread touches the ticket once the request is submitted
     }
     {
       std::lock_guard<std::mutex> lk(mu);

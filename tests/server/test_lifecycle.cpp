@@ -34,8 +34,11 @@ TEST(Lifecycle, DisconnectMidStreamCancelsAndFreesKv) {
   std::string m;
   for (;;) {
     m = get(srv.port(), "/metrics").body;
+    // The engine frees the sequence first; the handler thread releases its admission ticket (and
+    // counts the disconnect) a moment later, when it sees the final event. Wait for all of it.
     if (metric(m, "edgeinfer:request_success_total", "finished_reason=\"cancelled\"") == 1.0 &&
-        metric(m, "edgeinfer:kv_blocks_used") == 0.0 && metric(m, "edgeinfer:num_requests_running") == 0.0) {
+        metric(m, "edgeinfer:kv_blocks_used") == 0.0 && metric(m, "edgeinfer:num_requests_running") == 0.0 &&
+        metric(m, "edgeinfer:requests_in_flight") == 0.0 && metric(m, "edgeinfer:client_disconnects_total") == 1.0) {
       break;
     }
     ASSERT_LT(Clock::now() - t0, 5s) << m;
