@@ -14,6 +14,10 @@
 //                                     one (called once for all rows and columns), else vec_dot
 //   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
 //   from_float/<isa>/<type>/<n>       activation conversion
+//   attn_head/<isa>/<kv type>/<ctx>   decode attention of one token, TinyLlama's shape (32 query
+//                                     heads, 4 KV heads, head_dim 64) over ctx cached positions,
+//                                     head by head (attend_head)
+//   attn_group/<isa>/<kv type>/<ctx>  the same, the 8 heads of a GQA group at once (attend_group)
 // Counters: bytes_per_second = weight bytes read per second; ops = multiply-adds x 2 per
 // second (GOPS when shown with the G suffix).
 #include <benchmark/benchmark.h>
@@ -24,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/attention.h"
 #include "kernels/kernels.h"
 #include "quant/type_traits.h"
 
@@ -160,6 +165,46 @@ void from_float(benchmark::State& st, Isa isa, TensorType t, int64_t n) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * n * 4);
 }
 
+void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx, bool grouped) {
+  const AttentionShape s{32, 4, 64, 0.125f};
+  const int64_t kv_dim = s.n_head_kv * s.head_dim;
+  const int32_t block_size = 16;
+  const int64_t n_blocks = (n_ctx + block_size - 1) / block_size;
+  std::mt19937 rng(5);
+  const size_t rb = row_bytes(kv_type, kv_dim);
+  const auto k = random_weights(kv_type, n_blocks * block_size, kv_dim, rng);
+  const auto v = random_weights(kv_type, n_blocks * block_size, kv_dim, rng);
+  std::vector<int32_t> table(static_cast<size_t>(n_blocks));
+  for (int64_t b = 0; b < n_blocks; ++b) table[static_cast<size_t>(b)] = static_cast<int32_t>((b * 7) % n_blocks);
+  PagedKvView view;
+  view.k_base = k.data();
+  view.v_base = v.data();
+  view.block_stride = rb * block_size;
+  view.row_bytes = rb;
+  view.block_size = block_size;
+  view.type = kv_type;
+  view.block_table = table.data();
+  const auto q = random_floats(static_cast<size_t>(s.n_head * s.head_dim), rng);
+  std::vector<float> out(q.size()), scratch(attention_scratch_floats(s, n_ctx));
+  const Kernels& kern = kernels_for(isa);
+  const int64_t n_rep = s.n_head / s.n_head_kv;
+  for (auto _ : st) {
+    if (grouped) {
+      for (int64_t h = 0; h < s.n_head; h += n_rep) {
+        attend_group(kern, view, s, h, n_rep, q.data() + h * s.head_dim, n_ctx, out.data() + h * s.head_dim, scratch.data());
+      }
+    } else {
+      for (int64_t h = 0; h < s.n_head; ++h) {
+        attend_head(kern, view, s, h, q.data() + h * s.head_dim, n_ctx, out.data() + h * s.head_dim, scratch.data());
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  // K and V bytes of the sequence (each read once per KV head when grouped, once per query head
+  // otherwise, from cache after the first).
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * 2 * n_ctx * static_cast<int64_t>(rb));
+}
+
 void register_all() {
   using T = TensorType;
   const T types[] = {T::Q4_0, T::Q8_0, T::Q4_K, T::Q6_K, T::F16, T::Q4_1, T::Q5_0, T::Q5_1,
@@ -213,6 +258,13 @@ void register_all() {
         benchmark::RegisterBenchmark(("gemm_tiles16x64/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa, t,
                                      rows, n, int64_t{512}, int64_t{16}, int64_t{64})
             ->Unit(benchmark::kMillisecond);
+      }
+    }
+    for (T t : {T::F16, T::Q8_0}) {
+      for (int64_t ctx : {int64_t{1024}, int64_t{4096}}) {
+        const std::string name = in + "/" + std::string(tensor_type_name(t)) + "/" + std::to_string(ctx);
+        benchmark::RegisterBenchmark(("attn_head/" + name).c_str(), attention, isa, t, ctx, false)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("attn_group/" + name).c_str(), attention, isa, t, ctx, true)->Unit(benchmark::kMicrosecond);
       }
     }
     for (T t : {T::Q8_0, T::Q8_1, T::Q8_K, T::F16, T::BF16}) {

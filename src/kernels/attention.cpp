@@ -13,8 +13,12 @@ namespace edgeinfer {
 size_t attention_scratch_floats(const AttentionShape& s, int64_t n_ctx) {
   // scores[n_ctx] + converted query (at most f32 size, plus block headers) + dequantized V row
   // + one dequantized KV row of all heads (for heads narrower than the KV type's block)
-  return static_cast<size_t>(n_ctx) + 3 * static_cast<size_t>(s.head_dim) + 64 +
-         static_cast<size_t>(s.n_head_kv * s.head_dim);
+  const size_t one = static_cast<size_t>(n_ctx) + 3 * static_cast<size_t>(s.head_dim) + 64 +
+                    static_cast<size_t>(s.n_head_kv * s.head_dim);
+  // attend_group: per head its scores and its converted query (see group_query_floats).
+  const size_t n_rep = static_cast<size_t>(std::max<int64_t>(1, s.n_head / std::max<int64_t>(1, s.n_head_kv)));
+  const size_t group = n_rep * (static_cast<size_t>(n_ctx) + static_cast<size_t>(s.head_dim) + 32);
+  return std::max(one, group);
 }
 
 namespace {
@@ -122,6 +126,47 @@ void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& 
         for (int64_t i = 0; i < hd; ++i) out[i] += w * vtmp[i];
       }
       break;
+  }
+}
+
+void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
+                  const float* q, int64_t n_ctx, float* out, float* scratch) {
+  const int64_t hd = s.head_dim;
+  const int64_t n_rep = s.n_head / s.n_head_kv;
+  if (n_group < 1 || head0 < 0 || head0 + n_group > s.n_head || head0 / n_rep != (head0 + n_group - 1) / n_rep) {
+    throw Error("attend_group: heads " + std::to_string(head0) + ".." + std::to_string(head0 + n_group - 1) +
+                " do not share one KV head");
+  }
+  const uint32_t t = static_cast<uint32_t>(kv.type);
+  const DotRowsGroupFn dots = k.dot_rows_group[t];
+  const MadRowsGroupFn mads = k.mad_rows_group[t];
+  const auto head_bytes_opt = tensor_row_bytes(kv.type, hd);
+  if (n_group == 1 || !dots || !mads || !head_bytes_opt) {
+    for (int64_t g = 0; g < n_group; ++g) attend_head(k, kv, s, head0 + g, q + g * hd, n_ctx, out + g * hd, scratch);
+    return;
+  }
+  // The steps of attend_head's dot_rows / mad_rows path, each head's in the same order.
+  const size_t head_offset = static_cast<size_t>(head0 / n_rep) * static_cast<size_t>(*head_bytes_opt);
+  const TypeTraits& tr = type_traits(kv.type);
+  float* scores = scratch;                 // [n_group][n_ctx]
+  float* qconv = scratch + n_group * n_ctx;  // [n_group][hd + 32] floats, each a vec_dot_type row
+  const int64_t q_floats = hd + 32;
+  for (int64_t g = 0; g < n_group; ++g) k.from_float[static_cast<uint32_t>(tr.vec_dot_type)](q + g * hd, qconv + g * q_floats, hd);
+  const int64_t bs = kv.block_size;
+  for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
+    const int64_t nr = std::min(bs, n_ctx - p0);
+    dots(hd, nr, kv.k_row(p0) + head_offset, kv.row_bytes, n_group, qconv, sizeof(float) * static_cast<size_t>(q_floats),
+         scores + p0, static_cast<size_t>(n_ctx));
+  }
+  for (int64_t g = 0; g < n_group; ++g) {
+    float* sc = scores + g * n_ctx;
+    for (int64_t p = 0; p < n_ctx; ++p) sc[p] *= s.scale;
+    k.softmax(sc, n_ctx, kv.type == TensorType::F16);
+  }
+  std::fill(out, out + n_group * hd, 0.0f);
+  for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
+    mads(hd, std::min(bs, n_ctx - p0), kv.v_row(p0) + head_offset, kv.row_bytes, n_group, scores + p0,
+         static_cast<size_t>(n_ctx), out, static_cast<size_t>(hd));
   }
 }
 

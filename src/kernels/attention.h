@@ -36,12 +36,20 @@ struct AttentionShape {
   float scale;  // usually 1/sqrt(head_dim)
 };
 
-// Scratch floats (and bytes) one call needs for n_ctx positions.
+// Scratch floats (and bytes) one call of attend_head, or of attend_group with up to
+// n_head / n_head_kv heads, needs for n_ctx positions.
 size_t attention_scratch_floats(const AttentionShape& s, int64_t n_ctx);
 
 // out[head][head_dim] for query head `head` of one token at position n_ctx - 1, attending over
 // positions [0, n_ctx). q is that head's [head_dim] f32 values.
 void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head,
                  const float* q, int64_t n_ctx, float* out, float* scratch);
+
+// attend_head for the n_group query heads head0 .. head0 + n_group - 1, which must share one KV
+// head (GQA): q and out hold their [head_dim] values one after another. Each K and V row is
+// read once for all of them where the kernel table has the group kernels for the cache type;
+// every head's output is bit-identical to attend_head's.
+void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
+                  const float* q, int64_t n_ctx, float* out, float* scratch);
 
 }  // namespace edgeinfer

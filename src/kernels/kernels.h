@@ -36,6 +36,17 @@ using DotRowsFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t s
 // by row in order (each element the same as n_rows VecMadFn calls).
 using MadRowsFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
 
+// The query heads of one GQA group against the same rows: out[h * out_stride + r] = dot(row r,
+// x_h) for h in [0, n_x), x_h at byte x + h * x_stride; each result bit-identical to DotRowsFn's
+// for that x_h (so heads grouped or not attend alike). The rows are read and converted once.
+using DotRowsGroupFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                                size_t x_stride, float* out, size_t out_stride);
+
+// MadRowsFn for n_y heads over the same rows: y_h (y + h * y_stride floats) += sum over r of
+// w_h[r] * row_r, w_h at w + h * w_stride; each y_h bit-identical to MadRowsFn's.
+using MadRowsGroupFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y, const float* w,
+                                size_t w_stride, float* y, size_t y_stride);
+
 // In-place softmax of n scores (max subtracted); with round_f16 each probability is then
 // rounded to the nearest f16 (an F16 cache's weighted sum multiplies them in f16).
 using SoftmaxFn = void (*)(float* x, int64_t n, bool round_f16);
@@ -58,6 +69,10 @@ struct Kernels {
   std::array<DotRowsFn, kTensorTypeCount> dot_rows{};
   // Indexed by KV cache type id; nullptr where attention calls vec_mad per row.
   std::array<MadRowsFn, kTensorTypeCount> mad_rows{};
+  // Indexed by KV cache type id; nullptr where attention runs the heads of a group one by one.
+  // Set only beside dot_rows / mad_rows of the same type.
+  std::array<DotRowsGroupFn, kTensorTypeCount> dot_rows_group{};
+  std::array<MadRowsGroupFn, kTensorTypeCount> mad_rows_group{};
   // Attention's softmax over one head's scores.
   SoftmaxFn softmax = nullptr;
 };

@@ -51,6 +51,8 @@ void fill_avx512_kernels(Kernels& k) {
   k.vec_mad[id(T::F16)] = f16_vec_mad_avx512;
   k.dot_rows[id(T::F16)] = f16_dot_rows_avx512;
   k.mad_rows[id(T::F16)] = f16_mad_rows_avx512;
+  k.dot_rows_group[id(T::F16)] = f16_dot_rows_group_avx512;
+  k.mad_rows_group[id(T::F16)] = f16_mad_rows_group_avx512;
 }
 
 }  // namespace edgeinfer

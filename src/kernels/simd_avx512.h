@@ -100,7 +100,33 @@ static inline __m512i dpwssd_bcast(__m512i acc, __m512i u, const void* p) {
   return acc;
 }
 
-static inline float hsum(__m512 v) { return _mm512_reduce_add_ps(v); }
+// Horizontal sum with a fixed tree: lanes i + i+8, then i + i+4, i + i+2, i + i+1 (the tree of
+// GCC's _mm512_reduce_add_ps, written out so that hsum16 can reproduce it bit for bit).
+static inline float hsum(__m512 v) {
+  const __m256 s = _mm256_add_ps(_mm512_castps512_ps256(v), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  const __m128 t = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  const __m128 u = _mm_add_ps(t, _mm_movehl_ps(t, t));  // [t0 + t2, t1 + t3, ..]
+  return _mm_cvtss_f32(_mm_add_ss(u, _mm_shuffle_ps(u, u, 1)));
+}
+
+// Lane r = hsum(a[r]) for 16 vectors at once, bit for bit (the same tree, four transposing
+// levels: 15 adds and 30 shuffles instead of 16 separate reductions, and one permute).
+static inline __m512 hsum16(const __m512 a[16]) {
+  __m512 b[8], c[4], d[2];
+  for (int m = 0; m < 8; ++m) {  // lanes i + i+8: [a[2m] (8) | a[2m+1] (8)]
+    b[m] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * m], a[2 * m + 1], 0x44), _mm512_shuffle_f32x4(a[2 * m], a[2 * m + 1], 0xEE));
+  }
+  for (int p = 0; p < 4; ++p) {  // + i+4: 128-bit lane k holds a[4p + k]'s four partial sums
+    c[p] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * p], b[2 * p + 1], 0x88), _mm512_shuffle_f32x4(b[2 * p], b[2 * p + 1], 0xDD));
+  }
+  for (int q = 0; q < 2; ++q) {  // + i+2: lane k = [a[8q+k] two sums | a[8q+4+k] two sums]
+    d[q] = _mm512_add_ps(_mm512_shuffle_ps(c[2 * q], c[2 * q + 1], 0x44), _mm512_shuffle_ps(c[2 * q], c[2 * q + 1], 0xEE));
+  }
+  // + i+1: lane 4k + j holds the sum of a[k + 4j]; the permute puts a[r] in lane r.
+  const __m512 e = _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], 0x88), _mm512_shuffle_ps(d[0], d[1], 0xDD));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_ps(order, e);
+}
 
 static inline int32_t hsum_i32(__m512i v) { return _mm512_reduce_add_epi32(v); }
 
@@ -145,5 +171,9 @@ void f32_vec_mad_avx512(int64_t n, float* y, const void* x, float w);
 void f16_vec_mad_avx512(int64_t n, float* y, const void* x, float w);
 void f16_mad_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
 void f16_dot_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
+void f16_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y, const float* w,
+                               size_t w_stride, float* y, size_t y_stride);
+void f16_dot_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                               size_t x_stride, float* out, size_t out_stride);
 
 }  // namespace edgeinfer

@@ -161,13 +161,19 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     });
     lap(FwdOp::RopeStore);
 
-    // One task per (token, head); each reads its own sequence's rows up to its position.
-    const int64_t n_tasks = n * c.n_head;
+    // One task per (token, group of query heads sharing a KV head); each reads its own
+    // sequence's rows up to its position, once for the group. Groups are split while there are
+    // too few tasks to keep every thread busy (one decoding token, few KV heads).
+    const int64_t n_rep = c.n_head / c.n_head_kv;
+    int64_t group = n_rep;
+    while (group % 2 == 0 && n * (c.n_head / group) < 2 * static_cast<int64_t>(pool.size())) group /= 2;
+    const int64_t groups_per_token = c.n_head / group;
+    const int64_t n_tasks = n * groups_per_token;
     auto attend = [&](int ith, int nth) {
       float* scratch = attn_scratch_.data() + ith * attn_scratch_per_thread_;
       const int64_t a0 = n_tasks * ith / nth, a1 = n_tasks * (ith + 1) / nth;
       for (int64_t task = a0; task < a1; ++task) {
-        const int64_t t = task / c.n_head, h = task % c.n_head;
+        const int64_t t = task / groups_per_token, h = task % groups_per_token * group;
         const SeqBatch& sb = seqs[tok_seq_[t]];
         PagedKvView view;
         view.k_base = kv.k_row(il, 0, 0);
@@ -177,7 +183,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
         view.block_size = kv.block_size();
         view.type = kv.type();
         view.block_table = sb.block_table.data();
-        attend_head(K, view, shape, h, q + t * QD + h * HD, tok_pos_[t] + 1, attn + t * QD + h * HD, scratch);
+        attend_group(K, view, shape, h, group, q + t * QD + h * HD, tok_pos_[t] + 1, attn + t * QD + h * HD, scratch);
       }
     };
     // Attention work grows with context; tiny workloads stay on the caller.

@@ -111,6 +111,91 @@ TEST_P(VecMad, MadRowsEqualsVecMadRowByRow) {
   }
 }
 
+// dot_rows_group: every head's scores bit-identical to dot_rows with that head's query, for
+// whole 16-row blocks (the transposed reduction) and the rows after them.
+TEST_P(VecMad, DotRowsGroupEqualsDotRowsPerHead) {
+  const Kernels& k = kernels_for(GetParam());
+  std::mt19937 rng(19);
+  for (TensorType t : {TensorType::F32, TensorType::F16}) {
+    const DotRowsGroupFn group = k.dot_rows_group[static_cast<size_t>(t)];
+    if (!group) continue;
+    const DotRowsFn rows = k.dot_rows[static_cast<size_t>(t)];
+    ASSERT_NE(rows, nullptr) << "group kernel without dot_rows for " << tensor_type_name(t);
+    const TypeTraits& tr = type_traits(t);
+    for (int64_t n : {64, 16, 128, 32, 40, 256}) {
+      for (int64_t nr : {16, 1, 5, 17, 32, 37}) {
+        for (int64_t nx : {1, 2, 3, 8}) {
+          const size_t rb = row_bytes(t, n), stride = rb + 24;
+          std::vector<uint8_t> kr(stride * static_cast<size_t>(nr));
+          for (int64_t r = 0; r < nr; ++r) {
+            const auto row = activation_row(t, random_floats(n, 1.0f, rng));
+            std::memcpy(&kr[static_cast<size_t>(r) * stride], row.data(), rb);
+          }
+          const size_t qb = row_bytes(tr.vec_dot_type, n), x_stride = qb + 16;
+          std::vector<uint8_t> qs(x_stride * static_cast<size_t>(nx));
+          for (int64_t h = 0; h < nx; ++h) {
+            const auto q = activation_row(tr.vec_dot_type, random_floats(n, 1.0f, rng));
+            std::memcpy(&qs[static_cast<size_t>(h) * x_stride], q.data(), qb);
+          }
+          const size_t out_stride = static_cast<size_t>(nr) + 3;
+          std::vector<float> got(out_stride * static_cast<size_t>(nx), -7.0f);
+          group(n, nr, kr.data(), stride, nx, qs.data(), x_stride, got.data(), out_stride);
+          for (int64_t h = 0; h < nx; ++h) {
+            std::vector<float> want(static_cast<size_t>(nr));
+            rows(n, nr, kr.data(), stride, &qs[static_cast<size_t>(h) * x_stride], want.data());
+            const float* g = &got[static_cast<size_t>(h) * out_stride];
+            ASSERT_EQ(std::memcmp(g, want.data(), sizeof(float) * static_cast<size_t>(nr)), 0)
+                << isa_label(GetParam()) << " " << tensor_type_name(t) << " n=" << n << " rows=" << nr << " heads=" << nx
+                << " head " << h;
+            for (size_t i = static_cast<size_t>(nr); i < out_stride; ++i) ASSERT_EQ(g[i], -7.0f) << "wrote past the rows";
+          }
+        }
+      }
+    }
+  }
+}
+
+// mad_rows_group: every head's sum bit-identical to mad_rows with that head's weights.
+TEST_P(VecMad, MadRowsGroupEqualsMadRowsPerHead) {
+  const Kernels& k = kernels_for(GetParam());
+  std::mt19937 rng(23);
+  for (TensorType t : {TensorType::F32, TensorType::F16}) {
+    const MadRowsGroupFn group = k.mad_rows_group[static_cast<size_t>(t)];
+    if (!group) continue;
+    const MadRowsFn rows = k.mad_rows[static_cast<size_t>(t)];
+    ASSERT_NE(rows, nullptr) << "group kernel without mad_rows for " << tensor_type_name(t);
+    for (int64_t n : {64, 16, 128, 40, 256}) {
+      for (int64_t nr : {16, 1, 5, 17, 37}) {
+        for (int64_t ny : {1, 3, 8}) {
+          const size_t rb = row_bytes(t, n), stride = rb + 8;
+          std::vector<uint8_t> vr(stride * static_cast<size_t>(nr));
+          for (int64_t r = 0; r < nr; ++r) {
+            const auto row = activation_row(t, random_floats(n, 1.0f, rng));
+            std::memcpy(&vr[static_cast<size_t>(r) * stride], row.data(), rb);
+          }
+          const size_t w_stride = static_cast<size_t>(nr) + 5, y_stride = static_cast<size_t>(n) + 16;
+          const auto w = random_floats(static_cast<int64_t>(w_stride) * ny, 0.3f, rng);
+          const auto y0 = random_floats(static_cast<int64_t>(y_stride) * ny, 1.0f, rng);
+          std::vector<float> got = y0;
+          group(n, nr, vr.data(), stride, ny, w.data(), w_stride, got.data(), y_stride);
+          for (int64_t h = 0; h < ny; ++h) {
+            std::vector<float> want(y0.begin() + static_cast<std::ptrdiff_t>(h * y_stride),
+                                    y0.begin() + static_cast<std::ptrdiff_t>(h * y_stride + n));
+            rows(n, nr, vr.data(), stride, &w[static_cast<size_t>(h) * w_stride], want.data());
+            const float* g = &got[static_cast<size_t>(h) * y_stride];
+            ASSERT_EQ(std::memcmp(g, want.data(), sizeof(float) * static_cast<size_t>(n)), 0)
+                << isa_label(GetParam()) << " " << tensor_type_name(t) << " n=" << n << " rows=" << nr << " heads=" << ny
+                << " head " << h;
+            for (size_t i = static_cast<size_t>(n); i < y_stride; ++i) {
+              ASSERT_EQ(g[i], y0[static_cast<size_t>(h) * y_stride + i]) << "wrote past the head";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, VecMad, ::testing::ValuesIn(supported_isas()),
                          [](const ::testing::TestParamInfo<Isa>& p) { return isa_label(p.param); });
 
