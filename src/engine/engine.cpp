@@ -256,6 +256,15 @@ void Engine::step() {
   if (opt_.speculative) {
     int32_t n_decoding = 0;  // sequences that decode this step (drafts cost each of them)
     for (const Sequence* s : sched_->running()) n_decoding += s->n_pending() == 1 ? 1 : 0;
+    // Draft rows of this step, all sequences together, while others decode beside them (-1:
+    // no limit): what the step slack leaves after the prompt tokens the cap lets in.
+    int32_t draft_room = -1;
+    if (opt_.draft_cost_gate && n_decoding > 1) {
+      draft_room = cost_.rows_within(n_decoding, opt_.step_slack);
+      if (draft_room >= 0 && sched_->n_waiting() + sched_->n_running() > n_decoding) {
+        draft_room = std::max(0, draft_room - std::max(0, sched_->config().max_prefill_with_decode));
+      }
+    }
     for (Sequence* s : sched_->running()) {
       s->draft.clear();
       if (s->req.speculative && s->n_pending() == 1) {
@@ -272,9 +281,9 @@ void Engine::step() {
         // At most what the request may still generate, and only the drafts whose expected
         // saving pays for their rows in this batch.
         const int32_t left = s->max_tokens - s->n_generated() - 1;
-        const int32_t worth = opt_.draft_cost_gate
-                                  ? cost_.drafts_worth(std::max(0, left), s->draft_record.p(), n_decoding)
-                                  : std::max(0, left);
+        int32_t worth = opt_.draft_cost_gate ? cost_.drafts_worth(std::max(0, left), s->draft_record.p(), n_decoding)
+                                             : std::max(0, left);
+        if (draft_room >= 0) worth = std::min(worth, draft_room);
         if (static_cast<int32_t>(s->draft.size()) > worth) {
           s->draft.resize(std::max(0, worth));
           if (worth == 0) s->draft_record.fade();
@@ -287,6 +296,9 @@ void Engine::step() {
           want.n_draft = std::min(lp.max_draft, worth);
           want.out = &s->draft;
           draft_wants_.push_back(want);
+          if (draft_room >= 0) draft_room -= want.n_draft;
+        } else if (draft_room >= 0) {
+          draft_room -= static_cast<int32_t>(s->draft.size());
         }
       }
     }
@@ -417,10 +429,10 @@ void Engine::step() {
 void Engine::tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_extra) {
   cost_.observe(n_decode, n_extra, step_ms);
   if (opt_.max_prefill_with_decode >= 0) return;  // fixed by the user (0 = no cap)
-  // Let prompt tokens add at most ~20% to a step of this many decoding sequences, so time per
-  // output token stays steady while new prompts are absorbed.
+  // Let prompt tokens add at most step_slack (20%) to a step of this many decoding sequences, so
+  // time per output token stays steady while new prompts are absorbed.
   if (n_decode > 0) {
-    const int32_t cap = cost_.prefill_cap(n_decode, 0.2);
+    const int32_t cap = cost_.prefill_cap(n_decode, opt_.step_slack);
     if (cap > 0) sched_->set_max_prefill_with_decode(cap);
   }
 }

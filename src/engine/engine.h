@@ -58,6 +58,11 @@ struct EngineOptions {
   // Verify only the drafts whose expected saving pays for their rows in the batch (StepCostModel,
   // from measured step times); false: every draft proposed (as long as the step budget allows).
   bool draft_cost_gate = true;
+  // How much longer than a plain decode step (StepCostModel's estimate) prompt tokens may make a
+  // step under the adaptive prefill cap, and, with the cost gate on and other sequences
+  // decoding, all sequences' drafts together: other streams' time per output token stays
+  // within this of its plain value. A lone stream's drafts are limited by the gate only.
+  double step_slack = 0.2;
   // Draft model (same vocabulary) proposing tokens where the prediction and prompt lookup have
   // none; must outlive the engine. nullptr: prompt lookup only.
   const Model* draft_model = nullptr;

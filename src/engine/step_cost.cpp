@@ -69,13 +69,18 @@ double StepCostModel::extra_ms(int32_t n_decode, int32_t k) const {
   return l.fixed() + l.row() * k;
 }
 
-int32_t StepCostModel::prefill_cap(int32_t n_decode, double slack) const {
+int32_t StepCostModel::rows_within(int32_t n_decode, double slack) const {
   const double base = base_ms(n_decode);
   const Line& l = line(n_decode);
-  if (base <= 0 || !l.known()) return 0;
+  if (base <= 0 || !l.known() || l.row() <= 0) return -1;
   const double room = slack * base - l.fixed();
-  if (l.row() <= 0) return 0;
-  return std::max(1, static_cast<int32_t>(room / l.row()));
+  if (room < l.row()) return 0;
+  return static_cast<int32_t>(std::min(room / l.row(), 1e9));
+}
+
+int32_t StepCostModel::prefill_cap(int32_t n_decode, double slack) const {
+  const int32_t k = rows_within(n_decode, slack);
+  return k < 0 ? 0 : std::max(1, k);
 }
 
 int32_t StepCostModel::drafts_worth(int32_t n_draft, double p, int32_t n_decode) const {

@@ -29,8 +29,13 @@ class StepCostModel {
   double extra_ms(int32_t n_decode, int32_t k) const;
   double row_ms(int32_t n_decode) const { return line(n_decode).row(); }
 
-  // Prompt tokens a step with n_decode decoding sequences may add so that it costs at most
-  // `slack` (e.g. 0.2) more than a plain decode step; at least 1; 0 = no estimate yet (no cap).
+  // Extra rows a step with n_decode decoding sequences may take so that it costs at most
+  // `slack` (e.g. 0.2) times base(n_decode) more than a plain decode step: 0 when not even one
+  // fits; -1 while there is no estimate (no limit).
+  int32_t rows_within(int32_t n_decode, double slack) const;
+
+  // Prompt tokens a step with n_decode decoding sequences may add: rows_within, but at least 1
+  // (prompts always advance); 0 = no estimate yet (no cap).
   int32_t prefill_cap(int32_t n_decode, double slack) const;
 
   // Of n_draft draft tokens proposed for one of n_decode decoding sequences whose drafts are

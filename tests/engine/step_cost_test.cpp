@@ -64,6 +64,18 @@ TEST(StepCost, PrefillCapBoundsTheExtraTime) {
   EXPECT_EQ(m.prefill_cap(4, 0.01), 1);  // never below one token
 }
 
+TEST(StepCost, RowsWithinTheSlackMayBeNone) {
+  StepCostModel m(8);
+  EXPECT_EQ(m.rows_within(4, 0.2), -1);  // nothing measured: no limit
+  m.observe(4, 0, 60);
+  EXPECT_EQ(m.rows_within(4, 0.2), -1);  // no extra-row line yet
+  m.observe(4, 3, 90);                   // 10 ms a row
+  EXPECT_EQ(m.rows_within(4, 0.2), 1);   // 12 ms of slack
+  EXPECT_EQ(m.rows_within(4, 0.5), 3);
+  EXPECT_EQ(m.rows_within(4, 0.1), 0);   // 6 ms: not one row (drafts wait, prompts take 1)
+  EXPECT_EQ(m.prefill_cap(4, 0.1), 1);
+}
+
 TEST(StepCost, DraftsKeptWhereTheExpectedSavingPaysForTheRows) {
   StepCostModel m(8);
   m.observe(1, 0, 20);
