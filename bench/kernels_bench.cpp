@@ -18,6 +18,8 @@
 //                                     heads, 4 KV heads, head_dim 64) over ctx cached positions,
 //                                     head by head (attend_head)
 //   attn_group/<isa>/<kv type>/<ctx>  the same, the 8 heads of a GQA group at once (attend_group)
+//   attn_rowwise/<isa>/<kv type>/<ctx> head by head with the path's dot_rows / mad_rows removed
+//                                     from its table (vec_dot and vec_mad per cached row)
 // Counters: bytes_per_second = weight bytes read per second; ops = multiply-adds x 2 per
 // second (GOPS when shown with the G suffix).
 #include <benchmark/benchmark.h>
@@ -165,7 +167,9 @@ void from_float(benchmark::State& st, Isa isa, TensorType t, int64_t n) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * n * 4);
 }
 
-void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx, bool grouped) {
+enum class Attn { RowWise, Head, Group };
+
+void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx, Attn mode) {
   const AttentionShape s{32, 4, 64, 0.125f};
   const int64_t kv_dim = s.n_head_kv * s.head_dim;
   const int32_t block_size = 16;
@@ -186,10 +190,16 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   view.block_table = table.data();
   const auto q = random_floats(static_cast<size_t>(s.n_head * s.head_dim), rng);
   std::vector<float> out(q.size()), scratch(attention_scratch_floats(s, n_ctx));
-  const Kernels& kern = kernels_for(isa);
+  Kernels kern = kernels_for(isa);
+  if (mode == Attn::RowWise) {
+    kern.dot_rows = {};
+    kern.mad_rows = {};
+    kern.dot_rows_group = {};
+    kern.mad_rows_group = {};
+  }
   const int64_t n_rep = s.n_head / s.n_head_kv;
   for (auto _ : st) {
-    if (grouped) {
+    if (mode == Attn::Group) {
       for (int64_t h = 0; h < s.n_head; h += n_rep) {
         attend_group(kern, view, s, h, n_rep, q.data() + h * s.head_dim, n_ctx, out.data() + h * s.head_dim, scratch.data());
       }
@@ -263,8 +273,12 @@ void register_all() {
     for (T t : {T::F16, T::Q8_0}) {
       for (int64_t ctx : {int64_t{1024}, int64_t{4096}}) {
         const std::string name = in + "/" + std::string(tensor_type_name(t)) + "/" + std::to_string(ctx);
-        benchmark::RegisterBenchmark(("attn_head/" + name).c_str(), attention, isa, t, ctx, false)->Unit(benchmark::kMicrosecond);
-        benchmark::RegisterBenchmark(("attn_group/" + name).c_str(), attention, isa, t, ctx, true)->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("attn_rowwise/" + name).c_str(), attention, isa, t, ctx, Attn::RowWise)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("attn_head/" + name).c_str(), attention, isa, t, ctx, Attn::Head)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("attn_group/" + name).c_str(), attention, isa, t, ctx, Attn::Group)
+            ->Unit(benchmark::kMicrosecond);
       }
     }
     for (T t : {T::Q8_0, T::Q8_1, T::Q8_K, T::F16, T::BF16}) {

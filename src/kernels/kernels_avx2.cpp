@@ -37,6 +37,10 @@ void fill_avx2_kernels(Kernels& k) {
   k.softmax = softmax_avx2;
   k.vec_mad[id(T::F32)] = f32_vec_mad_avx2;
   k.vec_mad[id(T::F16)] = f16_vec_mad_avx2;
+  k.dot_rows[id(T::F16)] = f16_dot_rows_avx2;
+  k.mad_rows[id(T::F16)] = f16_mad_rows_avx2;
+  k.dot_rows_group[id(T::F16)] = f16_dot_rows_group_avx2;
+  k.mad_rows_group[id(T::F16)] = f16_mad_rows_group_avx2;
 }
 
 }  // namespace edgeinfer

@@ -35,6 +35,10 @@ void fill_neon_kernels(Kernels& k) {
   k.softmax = softmax_neon;
   k.vec_mad[id(T::F32)] = f32_vec_mad_neon;
   k.vec_mad[id(T::F16)] = f16_vec_mad_neon;
+  k.dot_rows[id(T::F16)] = f16_dot_rows_neon;
+  k.mad_rows[id(T::F16)] = f16_mad_rows_neon;
+  k.dot_rows_group[id(T::F16)] = f16_dot_rows_group_neon;
+  k.mad_rows_group[id(T::F16)] = f16_mad_rows_group_neon;
 }
 
 }  // namespace edgeinfer

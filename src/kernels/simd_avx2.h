@@ -101,5 +101,12 @@ void softmax_avx2(float* x, int64_t n, bool round_f16);
 // attention's y += w * x (kernels/vec_mad_avx2.cpp)
 void f32_vec_mad_avx2(int64_t n, float* y, const void* x, float w);
 void f16_vec_mad_avx2(int64_t n, float* y, const void* x, float w);
+// attention over an F16 cache's rows, one head or a GQA group (kernels/attn_rows_avx2.cpp)
+void f16_dot_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
+void f16_mad_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
+void f16_dot_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                             size_t x_stride, float* out, size_t out_stride);
+void f16_mad_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y, const float* w,
+                             size_t w_stride, float* y, size_t y_stride);
 
 }  // namespace edgeinfer

@@ -2,7 +2,6 @@
 // heads of a GQA group over the same rows.
 #include <immintrin.h>
 
-#include <algorithm>
 #include <type_traits>
 
 #include "kernels/simd_avx512.h"
@@ -111,7 +110,7 @@ void f16_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size
   }
   const Mad16Fn block = kMad16[n / 16 - 1];
   for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
-    block(base + static_cast<size_t>(r0) * stride, stride, std::min<int64_t>(16, n_rows - r0), n_y, w + r0, w_stride, y,
+    block(base + static_cast<size_t>(r0) * stride, stride, n_rows - r0 < 16 ? n_rows - r0 : 16, n_y, w + r0, w_stride, y,
           y_stride);
   }
 }

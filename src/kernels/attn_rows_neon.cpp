@@ -1,0 +1,157 @@
+// NEON attention over an F16 cache's rows, one head or the query heads of a GQA group at once:
+// scores against K rows (dot_rows, dot_rows_group) and the weighted sum of V rows (mad_rows,
+// mad_rows_group). Up to 4 rows are converted to f32 once per block and used by every head; the
+// single-head entries are the group code with one head, so grouped and single results are the
+// same bits by construction.
+#include <arm_neon.h>
+
+#include "kernels/simd_neon.h"
+
+namespace edgeinfer {
+
+namespace {
+
+constexpr int kBlockRows = 4;
+constexpr int64_t kMaxDim = 128;  // head_dim of the fast paths (multiples of 8 up to this)
+
+// (No std::min here: see simd_neon.h.)
+inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// nr (<= 4) f16 rows of n elements to f32, row r at f + r * n.
+inline void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t n, float* f) {
+  for (int64_t r = 0; r < nr; ++r) {
+    const uint16_t* v = reinterpret_cast<const uint16_t*>(base + static_cast<size_t>(r) * stride);
+    for (int64_t i = 0; i < n; i += 8) {
+      const float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(v + i));
+      vst1q_f32(f + r * n + i, vcvt_f32_f16(vget_low_f16(h)));
+      vst1q_f32(f + r * n + i + 4, vcvt_high_f32_f16(h));
+    }
+  }
+}
+
+// Scores of nr (<= 4) rows for n_x f32 queries (qf + h * n), n = 8 * NV: two FMA chains per row
+// (even and odd 4-element groups), added, then one pairwise reduction for the 4 rows (rows past
+// nr are zeros, their sums dropped). NV is a compile-time constant so the sums stay in registers.
+template <int NV>
+void dot_block(const float* kf, int64_t nr, int64_t n_x, const float* qf, float* out, size_t out_stride) {
+  constexpr int n = 8 * NV;
+  for (int64_t h = 0; h < n_x; ++h) {
+    const float* q = qf + h * n;
+    float32x4_t acc[kBlockRows];
+    for (int r = 0; r < kBlockRows; ++r) {
+      float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0;
+      if (r < nr) {
+        for (int j = 0; j < NV; ++j) {
+          a0 = vfmaq_f32(a0, vld1q_f32(kf + r * n + 8 * j), vld1q_f32(q + 8 * j));
+          a1 = vfmaq_f32(a1, vld1q_f32(kf + r * n + 8 * j + 4), vld1q_f32(q + 8 * j + 4));
+        }
+      }
+      acc[r] = vaddq_f32(a0, a1);
+    }
+    const float32x4_t sums = vpaddq_f32(vpaddq_f32(acc[0], acc[1]), vpaddq_f32(acc[2], acc[3]));
+    float* o = out + static_cast<size_t>(h) * out_stride;
+    if (nr == kBlockRows) {
+      vst1q_f32(o, sums);
+    } else {
+      float t[kBlockRows];
+      vst1q_f32(t, sums);
+      for (int64_t r = 0; r < nr; ++r) o[r] = t[r];
+    }
+  }
+}
+
+// y_h += sum_r w_h[r] * row_r for nr (<= 4) f32 rows, n = 8 * NV, per element in row order
+// (the FMA of f16_vec_mad_neon).
+template <int NV>
+void mad_block(const float* vf, int64_t nr, int64_t n_y, const float* w, size_t w_stride, float* y, size_t y_stride) {
+  constexpr int n = 8 * NV;
+  constexpr int nv = 2 * NV;  // 4-float vectors, in chunks of 16 (half the registers)
+  for (int64_t h = 0; h < n_y; ++h) {
+    float* yh = y + static_cast<size_t>(h) * y_stride;
+    const float* wh = w + static_cast<size_t>(h) * w_stride;
+    for (int c0 = 0; c0 < nv; c0 += 16) {
+      constexpr int kChunk = nv < 16 ? nv : 16;
+      float32x4_t acc[kChunk];
+      for (int j = 0; j < kChunk; ++j) acc[j] = vld1q_f32(yh + 4 * (c0 + j));
+      for (int64_t r = 0; r < nr; ++r) {
+        const float wr = wh[r];
+        for (int j = 0; j < kChunk; ++j) acc[j] = vfmaq_n_f32(acc[j], vld1q_f32(vf + r * n + 4 * (c0 + j)), wr);
+      }
+      for (int j = 0; j < kChunk; ++j) vst1q_f32(yh + 4 * (c0 + j), acc[j]);
+    }
+  }
+}
+
+// Head dims 8, 16, ..., 64 and 128 (NV 1..8, 16: mad_block's chunks need 2 * NV <= 16 or a
+// multiple of 16).
+using DotBlockFn = void (*)(const float*, int64_t, int64_t, const float*, float*, size_t);
+using MadBlockFn = void (*)(const float*, int64_t, int64_t, const float*, size_t, float*, size_t);
+constexpr DotBlockFn kDot[17] = {nullptr,       dot_block<1>, dot_block<2>, dot_block<3>, dot_block<4>, dot_block<5>,
+                                 dot_block<6>,  dot_block<7>, dot_block<8>, nullptr,      nullptr,      nullptr,
+                                 nullptr,       nullptr,      nullptr,      nullptr,      dot_block<16>};
+constexpr MadBlockFn kMad[17] = {nullptr,       mad_block<1>, mad_block<2>, mad_block<3>, mad_block<4>, mad_block<5>,
+                                 mad_block<6>,  mad_block<7>, mad_block<8>, nullptr,      nullptr,      nullptr,
+                                 nullptr,       nullptr,      nullptr,      nullptr,      mad_block<16>};
+
+inline bool fast_dim(int64_t n) { return n % 8 == 0 && n <= kMaxDim && kDot[n / 8] != nullptr; }
+
+}  // namespace
+
+void f16_dot_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                             size_t x_stride, float* out, size_t out_stride) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  if (!fast_dim(n)) {
+    for (int64_t h = 0; h < n_x; ++h) {
+      for (int64_t r = 0; r < n_rows; ++r) {
+        f16_vec_dot_neon(n, out + static_cast<size_t>(h) * out_stride + r, base + static_cast<size_t>(r) * stride,
+                         xb + static_cast<size_t>(h) * x_stride);
+      }
+    }
+    return;
+  }
+  const DotBlockFn dot = kDot[n / 8];
+  constexpr int64_t kMaxHeads = 16;
+  alignas(16) float qf[kMaxHeads * kMaxDim];
+  alignas(16) float kf[kBlockRows * kMaxDim];
+  for (int64_t h0 = 0; h0 < n_x; h0 += kMaxHeads) {
+    const int64_t nh = min64(kMaxHeads, n_x - h0);
+    for (int64_t h = 0; h < nh; ++h) rows_to_f32(xb + static_cast<size_t>(h0 + h) * x_stride, 0, 1, n, qf + h * n);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kBlockRows) {
+      const int64_t nr = min64(kBlockRows, n_rows - r0);
+      rows_to_f32(base + static_cast<size_t>(r0) * stride, stride, nr, n, kf);
+      dot(kf, nr, nh, qf, out + static_cast<size_t>(h0) * out_stride + r0, out_stride);
+    }
+  }
+}
+
+void f16_dot_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out) {
+  f16_dot_rows_group_neon(n, n_rows, rows, stride, 1, x, 0, out, 0);
+}
+
+void f16_mad_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y, const float* w,
+                             size_t w_stride, float* y, size_t y_stride) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  if (!fast_dim(n)) {
+    for (int64_t h = 0; h < n_y; ++h) {
+      for (int64_t r = 0; r < n_rows; ++r) {
+        f16_vec_mad_neon(n, y + static_cast<size_t>(h) * y_stride, base + static_cast<size_t>(r) * stride,
+                         w[static_cast<size_t>(h) * w_stride + static_cast<size_t>(r)]);
+      }
+    }
+    return;
+  }
+  const MadBlockFn mad = kMad[n / 8];
+  alignas(16) float vf[kBlockRows * kMaxDim];
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kBlockRows) {
+    const int64_t nr = min64(kBlockRows, n_rows - r0);
+    rows_to_f32(base + static_cast<size_t>(r0) * stride, stride, nr, n, vf);
+    mad(vf, nr, n_y, w + r0, w_stride, y, y_stride);
+  }
+}
+
+void f16_mad_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
+  f16_mad_rows_group_neon(n, n_rows, rows, stride, 1, w, 0, y, 0);
+}
+
+}  // namespace edgeinfer
