@@ -5,17 +5,15 @@
 // same bits by construction.
 #include <arm_neon.h>
 
+#include "kernels/attn_rows_driver.h"
 #include "kernels/simd_neon.h"
 
 namespace edgeinfer {
 
 namespace {
 
-constexpr int kBlockRows = 4;
+constexpr int64_t kBlockRows = 4;
 constexpr int64_t kMaxDim = 128;  // head_dim of the fast paths (multiples of 8 up to this)
-
-// (No std::min here: see simd_neon.h.)
-inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // nr (<= 4) f16 rows of n elements to f32, row r at f + r * n.
 inline void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t n, float* f) {
@@ -93,65 +91,37 @@ constexpr MadBlockFn kMad[17] = {nullptr,       mad_block<1>, mad_block<2>, mad_
                                  mad_block<6>,  mad_block<7>, mad_block<8>, nullptr,      nullptr,      nullptr,
                                  nullptr,       nullptr,      nullptr,      nullptr,      mad_block<16>};
 
-inline bool fast_dim(int64_t n) { return n % 8 == 0 && n <= kMaxDim && kDot[n / 8] != nullptr; }
+struct Ops {
+  static constexpr int64_t kBlockRows = ::edgeinfer::kBlockRows;
+  static constexpr int64_t kMaxDim = ::edgeinfer::kMaxDim;
+  static bool fast_dim(int64_t n) { return n % 8 == 0 && n <= kMaxDim && kDot[n / 8] != nullptr; }
+  static void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t n, float* f) {
+    ::edgeinfer::rows_to_f32(base, stride, nr, n, f);
+  }
+  static DotBlockFn dot_block(int64_t n) { return kDot[n / 8]; }
+  static MadBlockFn mad_block(int64_t n) { return kMad[n / 8]; }
+  static void vec_dot(int64_t n, float* s, const void* x, const void* y) { f16_vec_dot_neon(n, s, x, y); }
+  static void vec_mad(int64_t n, float* y, const void* x, float w) { f16_vec_mad_neon(n, y, x, w); }
+};
 
 }  // namespace
 
 void f16_dot_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
                              size_t x_stride, float* out, size_t out_stride) {
-  const uint8_t* base = static_cast<const uint8_t*>(rows);
-  const uint8_t* xb = static_cast<const uint8_t*>(x);
-  if (!fast_dim(n)) {
-    for (int64_t h = 0; h < n_x; ++h) {
-      for (int64_t r = 0; r < n_rows; ++r) {
-        f16_vec_dot_neon(n, out + static_cast<size_t>(h) * out_stride + r, base + static_cast<size_t>(r) * stride,
-                         xb + static_cast<size_t>(h) * x_stride);
-      }
-    }
-    return;
-  }
-  const DotBlockFn dot = kDot[n / 8];
-  constexpr int64_t kMaxHeads = 16;
-  alignas(16) float qf[kMaxHeads * kMaxDim];
-  alignas(16) float kf[kBlockRows * kMaxDim];
-  for (int64_t h0 = 0; h0 < n_x; h0 += kMaxHeads) {
-    const int64_t nh = min64(kMaxHeads, n_x - h0);
-    for (int64_t h = 0; h < nh; ++h) rows_to_f32(xb + static_cast<size_t>(h0 + h) * x_stride, 0, 1, n, qf + h * n);
-    for (int64_t r0 = 0; r0 < n_rows; r0 += kBlockRows) {
-      const int64_t nr = min64(kBlockRows, n_rows - r0);
-      rows_to_f32(base + static_cast<size_t>(r0) * stride, stride, nr, n, kf);
-      dot(kf, nr, nh, qf, out + static_cast<size_t>(h0) * out_stride + r0, out_stride);
-    }
-  }
+  attn_rows::dot_rows_group<Ops>(n, n_rows, rows, stride, n_x, x, x_stride, out, out_stride);
 }
 
 void f16_dot_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out) {
-  f16_dot_rows_group_neon(n, n_rows, rows, stride, 1, x, 0, out, 0);
+  attn_rows::dot_rows_group<Ops>(n, n_rows, rows, stride, 1, x, 0, out, 0);
 }
 
 void f16_mad_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y, const float* w,
                              size_t w_stride, float* y, size_t y_stride) {
-  const uint8_t* base = static_cast<const uint8_t*>(rows);
-  if (!fast_dim(n)) {
-    for (int64_t h = 0; h < n_y; ++h) {
-      for (int64_t r = 0; r < n_rows; ++r) {
-        f16_vec_mad_neon(n, y + static_cast<size_t>(h) * y_stride, base + static_cast<size_t>(r) * stride,
-                         w[static_cast<size_t>(h) * w_stride + static_cast<size_t>(r)]);
-      }
-    }
-    return;
-  }
-  const MadBlockFn mad = kMad[n / 8];
-  alignas(16) float vf[kBlockRows * kMaxDim];
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kBlockRows) {
-    const int64_t nr = min64(kBlockRows, n_rows - r0);
-    rows_to_f32(base + static_cast<size_t>(r0) * stride, stride, nr, n, vf);
-    mad(vf, nr, n_y, w + r0, w_stride, y, y_stride);
-  }
+  attn_rows::mad_rows_group<Ops>(n, n_rows, rows, stride, n_y, w, w_stride, y, y_stride);
 }
 
 void f16_mad_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
-  f16_mad_rows_group_neon(n, n_rows, rows, stride, 1, w, 0, y, 0);
+  attn_rows::mad_rows_group<Ops>(n, n_rows, rows, stride, 1, w, 0, y, 0);
 }
 
 }  // namespace edgeinfer
