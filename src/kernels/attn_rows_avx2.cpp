@@ -24,7 +24,8 @@ inline __m256 hsum8(const __m256 a[8]) {
                          _mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x31));
   }
   for (int p = 0; p < 2; ++p) {  // lane k: [a[4p+k] two sums | a[4p+2+k] two sums]
-    c[p] = _mm256_add_ps(_mm256_shuffle_ps(b[2 * p], b[2 * p + 1], 0x44), _mm256_shuffle_ps(b[2 * p], b[2 * p + 1], 0xEE));
+    c[p] = _mm256_add_ps(_mm256_shuffle_ps(b[2 * p], b[2 * p + 1], 0x44),
+                         _mm256_shuffle_ps(b[2 * p], b[2 * p + 1], 0xEE));
   }
   // Lane 4k + j holds the sum of a[k + 2j].
   const __m256 e = _mm256_add_ps(_mm256_shuffle_ps(c[0], c[1], 0x88), _mm256_shuffle_ps(c[0], c[1], 0xDD));
@@ -41,75 +42,67 @@ inline void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t 
   }
 }
 
-// Scores of nr (<= 8) rows for n_x queries (already f32, qf + h * n), n = 8 * NV: one FMA chain
-// per row over the elements in order, one horizontal sum per row (hsum8 for a full block, hsum
-// otherwise). NV is a compile-time constant so the accumulators stay in registers.
-template <int NV>
-void dot_block(const float* kf, int64_t nr, int64_t n_x, const float* qf, float* out, size_t out_stride) {
-  constexpr int n = 8 * NV;
-  for (int64_t h = 0; h < n_x; ++h) {
-    const float* q = qf + h * n;
-    __m256 acc[kBlockRows];
-    for (int r = 0; r < kBlockRows; ++r) {
-      __m256 a = _mm256_setzero_ps();
-      if (r < nr) {
-        for (int j = 0; j < NV; ++j) a = _mm256_fmadd_ps(_mm256_load_ps(kf + r * n + 8 * j), _mm256_load_ps(q + 8 * j), a);
-      }
-      acc[r] = a;
-    }
-    float* o = out + static_cast<size_t>(h) * out_stride;
-    if (nr == kBlockRows) {
-      _mm256_storeu_ps(o, hsum8(acc));
-    } else {
-      for (int64_t r = 0; r < nr; ++r) o[r] = avx2::hsum(acc[r]);
-    }
-  }
-}
-
-// y_h += sum_r w_h[r] * row_r for nr (<= 8) f32 rows, n = 8 * NV, per element in row order
-// (the FMA of f16_vec_mad_avx2); the elements in chunks of 8 vectors so the sums stay in
-// registers.
-template <int NV>
-void mad_block(const float* vf, int64_t nr, int64_t n_y, const float* w, size_t w_stride, float* y, size_t y_stride) {
-  constexpr int n = 8 * NV;
-  for (int64_t h = 0; h < n_y; ++h) {
-    float* yh = y + static_cast<size_t>(h) * y_stride;
-    const float* wh = w + static_cast<size_t>(h) * w_stride;
-    for (int c0 = 0; c0 < NV; c0 += 8) {
-      constexpr int kChunk = NV < 8 ? NV : 8;
-      __m256 acc[kChunk];
-      for (int j = 0; j < kChunk; ++j) acc[j] = _mm256_loadu_ps(yh + 8 * (c0 + j));
-      for (int64_t r = 0; r < nr; ++r) {
-        const __m256 wv = _mm256_set1_ps(wh[r]);
-        for (int j = 0; j < kChunk; ++j) acc[j] = _mm256_fmadd_ps(wv, _mm256_load_ps(vf + r * n + 8 * (c0 + j)), acc[j]);
-      }
-      for (int j = 0; j < kChunk; ++j) _mm256_storeu_ps(yh + 8 * (c0 + j), acc[j]);
-    }
-  }
-}
-
-// Head dims 8, 16, ..., 128 (NV 1..16); NV above 8 must be a multiple of 8 for mad_block's
-// chunks, so the fast paths take NV <= 8 or NV == 16.
-using DotBlockFn = void (*)(const float*, int64_t, int64_t, const float*, float*, size_t);
-using MadBlockFn = void (*)(const float*, int64_t, int64_t, const float*, size_t, float*, size_t);
-constexpr DotBlockFn kDot[17] = {nullptr,       dot_block<1>, dot_block<2>, dot_block<3>, dot_block<4>, dot_block<5>,
-                                 dot_block<6>,  dot_block<7>, dot_block<8>, nullptr,      nullptr,      nullptr,
-                                 nullptr,       nullptr,      nullptr,      nullptr,      dot_block<16>};
-constexpr MadBlockFn kMad[17] = {nullptr,       mad_block<1>, mad_block<2>, mad_block<3>, mad_block<4>, mad_block<5>,
-                                 mad_block<6>,  mad_block<7>, mad_block<8>, nullptr,      nullptr,      nullptr,
-                                 nullptr,       nullptr,      nullptr,      nullptr,      mad_block<16>};
-
+// What attn_rows_driver.h runs: the block kernels and the path's per-row kernels.
 struct Ops {
   static constexpr int64_t kBlockRows = ::edgeinfer::kBlockRows;
   static constexpr int64_t kMaxDim = ::edgeinfer::kMaxDim;
-  static bool fast_dim(int64_t n) { return n % 8 == 0 && n <= kMaxDim && kDot[n / 8] != nullptr; }
   static void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t n, float* f) {
     ::edgeinfer::rows_to_f32(base, stride, nr, n, f);
   }
-  static DotBlockFn dot_block(int64_t n) { return kDot[n / 8]; }
-  static MadBlockFn mad_block(int64_t n) { return kMad[n / 8]; }
   static void vec_dot(int64_t n, float* s, const void* x, const void* y) { f16_vec_dot_avx2(n, s, x, y); }
   static void vec_mad(int64_t n, float* y, const void* x, float w) { f16_vec_mad_avx2(n, y, x, w); }
+
+  // Scores of nr (<= 8) rows for n_x queries (already f32, qf + h * n), n = 8 * NV: one FMA chain
+  // per row over the elements in order, one horizontal sum per row (hsum8 for a full block, hsum
+  // otherwise). NV is a compile-time constant so the accumulators stay in registers.
+  template <int NV>
+  static void dot_block(const float* kf, int64_t nr, int64_t n_x, const float* qf, float* out, size_t out_stride) {
+    constexpr int n = 8 * NV;
+    for (int64_t h = 0; h < n_x; ++h) {
+      const float* q = qf + h * n;
+      __m256 acc[kBlockRows];
+      for (int r = 0; r < kBlockRows; ++r) {
+        __m256 a = _mm256_setzero_ps();
+        if (r < nr) {
+          for (int j = 0; j < NV; ++j) {
+            a = _mm256_fmadd_ps(_mm256_load_ps(kf + r * n + 8 * j), _mm256_load_ps(q + 8 * j), a);
+          }
+        }
+        acc[r] = a;
+      }
+      float* o = out + static_cast<size_t>(h) * out_stride;
+      if (nr == kBlockRows) {
+        _mm256_storeu_ps(o, hsum8(acc));
+      } else {
+        for (int64_t r = 0; r < nr; ++r) o[r] = avx2::hsum(acc[r]);
+      }
+    }
+  }
+
+  // y_h += sum_r w_h[r] * row_r for nr (<= 8) f32 rows, n = 8 * NV, per element in row order
+  // (the FMA of f16_vec_mad_avx2); the elements in chunks of 8 vectors so the sums stay in
+  // registers.
+  template <int NV>
+  static void mad_block(const float* vf, int64_t nr, int64_t n_y, const float* w, size_t w_stride, float* y,
+                        size_t y_stride) {
+    constexpr int n = 8 * NV;
+    for (int64_t h = 0; h < n_y; ++h) {
+      float* yh = y + static_cast<size_t>(h) * y_stride;
+      const float* wh = w + static_cast<size_t>(h) * w_stride;
+      for (int c0 = 0; c0 < NV; c0 += 8) {
+        constexpr int kChunk = NV < 8 ? NV : 8;
+        __m256 acc[kChunk];
+        for (int j = 0; j < kChunk; ++j) acc[j] = _mm256_loadu_ps(yh + 8 * (c0 + j));
+        for (int64_t r = 0; r < nr; ++r) {
+          const __m256 wv = _mm256_set1_ps(wh[r]);
+          for (int j = 0; j < kChunk; ++j) {
+            acc[j] = _mm256_fmadd_ps(wv, _mm256_load_ps(vf + r * n + 8 * (c0 + j)), acc[j]);
+          }
+        }
+        for (int j = 0; j < kChunk; ++j) _mm256_storeu_ps(yh + 8 * (c0 + j), acc[j]);
+      }
+    }
+  }
 };
 
 }  // namespace

@@ -27,81 +27,69 @@ inline void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t 
   }
 }
 
-// Scores of nr (<= 4) rows for n_x f32 queries (qf + h * n), n = 8 * NV: two FMA chains per row
-// (even and odd 4-element groups), added, then one pairwise reduction for the 4 rows (rows past
-// nr are zeros, their sums dropped). NV is a compile-time constant so the sums stay in registers.
-template <int NV>
-void dot_block(const float* kf, int64_t nr, int64_t n_x, const float* qf, float* out, size_t out_stride) {
-  constexpr int n = 8 * NV;
-  for (int64_t h = 0; h < n_x; ++h) {
-    const float* q = qf + h * n;
-    float32x4_t acc[kBlockRows];
-    for (int r = 0; r < kBlockRows; ++r) {
-      float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0;
-      if (r < nr) {
-        for (int j = 0; j < NV; ++j) {
-          a0 = vfmaq_f32(a0, vld1q_f32(kf + r * n + 8 * j), vld1q_f32(q + 8 * j));
-          a1 = vfmaq_f32(a1, vld1q_f32(kf + r * n + 8 * j + 4), vld1q_f32(q + 8 * j + 4));
-        }
-      }
-      acc[r] = vaddq_f32(a0, a1);
-    }
-    const float32x4_t sums = vpaddq_f32(vpaddq_f32(acc[0], acc[1]), vpaddq_f32(acc[2], acc[3]));
-    float* o = out + static_cast<size_t>(h) * out_stride;
-    if (nr == kBlockRows) {
-      vst1q_f32(o, sums);
-    } else {
-      float t[kBlockRows];
-      vst1q_f32(t, sums);
-      for (int64_t r = 0; r < nr; ++r) o[r] = t[r];
-    }
-  }
-}
-
-// y_h += sum_r w_h[r] * row_r for nr (<= 4) f32 rows, n = 8 * NV, per element in row order
-// (the FMA of f16_vec_mad_neon).
-template <int NV>
-void mad_block(const float* vf, int64_t nr, int64_t n_y, const float* w, size_t w_stride, float* y, size_t y_stride) {
-  constexpr int n = 8 * NV;
-  constexpr int nv = 2 * NV;  // 4-float vectors, in chunks of 16 (half the registers)
-  for (int64_t h = 0; h < n_y; ++h) {
-    float* yh = y + static_cast<size_t>(h) * y_stride;
-    const float* wh = w + static_cast<size_t>(h) * w_stride;
-    for (int c0 = 0; c0 < nv; c0 += 16) {
-      constexpr int kChunk = nv < 16 ? nv : 16;
-      float32x4_t acc[kChunk];
-      for (int j = 0; j < kChunk; ++j) acc[j] = vld1q_f32(yh + 4 * (c0 + j));
-      for (int64_t r = 0; r < nr; ++r) {
-        const float wr = wh[r];
-        for (int j = 0; j < kChunk; ++j) acc[j] = vfmaq_n_f32(acc[j], vld1q_f32(vf + r * n + 4 * (c0 + j)), wr);
-      }
-      for (int j = 0; j < kChunk; ++j) vst1q_f32(yh + 4 * (c0 + j), acc[j]);
-    }
-  }
-}
-
-// Head dims 8, 16, ..., 64 and 128 (NV 1..8, 16: mad_block's chunks need 2 * NV <= 16 or a
-// multiple of 16).
-using DotBlockFn = void (*)(const float*, int64_t, int64_t, const float*, float*, size_t);
-using MadBlockFn = void (*)(const float*, int64_t, int64_t, const float*, size_t, float*, size_t);
-constexpr DotBlockFn kDot[17] = {nullptr,       dot_block<1>, dot_block<2>, dot_block<3>, dot_block<4>, dot_block<5>,
-                                 dot_block<6>,  dot_block<7>, dot_block<8>, nullptr,      nullptr,      nullptr,
-                                 nullptr,       nullptr,      nullptr,      nullptr,      dot_block<16>};
-constexpr MadBlockFn kMad[17] = {nullptr,       mad_block<1>, mad_block<2>, mad_block<3>, mad_block<4>, mad_block<5>,
-                                 mad_block<6>,  mad_block<7>, mad_block<8>, nullptr,      nullptr,      nullptr,
-                                 nullptr,       nullptr,      nullptr,      nullptr,      mad_block<16>};
-
+// What attn_rows_driver.h runs: the block kernels and the path's per-row kernels.
 struct Ops {
   static constexpr int64_t kBlockRows = ::edgeinfer::kBlockRows;
   static constexpr int64_t kMaxDim = ::edgeinfer::kMaxDim;
-  static bool fast_dim(int64_t n) { return n % 8 == 0 && n <= kMaxDim && kDot[n / 8] != nullptr; }
   static void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t n, float* f) {
     ::edgeinfer::rows_to_f32(base, stride, nr, n, f);
   }
-  static DotBlockFn dot_block(int64_t n) { return kDot[n / 8]; }
-  static MadBlockFn mad_block(int64_t n) { return kMad[n / 8]; }
   static void vec_dot(int64_t n, float* s, const void* x, const void* y) { f16_vec_dot_neon(n, s, x, y); }
   static void vec_mad(int64_t n, float* y, const void* x, float w) { f16_vec_mad_neon(n, y, x, w); }
+
+  // Scores of nr (<= 4) rows for n_x f32 queries (qf + h * n), n = 8 * NV: two FMA chains per row
+  // (even and odd 4-element groups), added, then one pairwise reduction for the 4 rows (rows past
+  // nr are zeros, their sums dropped). NV is a compile-time constant so the sums stay in registers.
+  template <int NV>
+  static void dot_block(const float* kf, int64_t nr, int64_t n_x, const float* qf, float* out, size_t out_stride) {
+    constexpr int n = 8 * NV;
+    for (int64_t h = 0; h < n_x; ++h) {
+      const float* q = qf + h * n;
+      float32x4_t acc[kBlockRows];
+      for (int r = 0; r < kBlockRows; ++r) {
+        float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0;
+        if (r < nr) {
+          for (int j = 0; j < NV; ++j) {
+            a0 = vfmaq_f32(a0, vld1q_f32(kf + r * n + 8 * j), vld1q_f32(q + 8 * j));
+            a1 = vfmaq_f32(a1, vld1q_f32(kf + r * n + 8 * j + 4), vld1q_f32(q + 8 * j + 4));
+          }
+        }
+        acc[r] = vaddq_f32(a0, a1);
+      }
+      const float32x4_t sums = vpaddq_f32(vpaddq_f32(acc[0], acc[1]), vpaddq_f32(acc[2], acc[3]));
+      float* o = out + static_cast<size_t>(h) * out_stride;
+      if (nr == kBlockRows) {
+        vst1q_f32(o, sums);
+      } else {
+        float t[kBlockRows];
+        vst1q_f32(t, sums);
+        for (int64_t r = 0; r < nr; ++r) o[r] = t[r];
+      }
+    }
+  }
+
+  // y_h += sum_r w_h[r] * row_r for nr (<= 4) f32 rows, n = 8 * NV, per element in row order
+  // (the FMA of f16_vec_mad_neon).
+  template <int NV>
+  static void mad_block(const float* vf, int64_t nr, int64_t n_y, const float* w, size_t w_stride, float* y,
+                        size_t y_stride) {
+    constexpr int n = 8 * NV;
+    constexpr int nv = 2 * NV;  // 4-float vectors, in chunks of 16 (half the registers)
+    for (int64_t h = 0; h < n_y; ++h) {
+      float* yh = y + static_cast<size_t>(h) * y_stride;
+      const float* wh = w + static_cast<size_t>(h) * w_stride;
+      for (int c0 = 0; c0 < nv; c0 += 16) {
+        constexpr int kChunk = nv < 16 ? nv : 16;
+        float32x4_t acc[kChunk];
+        for (int j = 0; j < kChunk; ++j) acc[j] = vld1q_f32(yh + 4 * (c0 + j));
+        for (int64_t r = 0; r < nr; ++r) {
+          const float wr = wh[r];
+          for (int j = 0; j < kChunk; ++j) acc[j] = vfmaq_n_f32(acc[j], vld1q_f32(vf + r * n + 4 * (c0 + j)), wr);
+        }
+        for (int j = 0; j < kChunk; ++j) vst1q_f32(yh + 4 * (c0 + j), acc[j]);
+      }
+    }
+  }
 };
 
 }  // namespace
