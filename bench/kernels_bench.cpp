@@ -14,6 +14,11 @@
 //                                     one (called once for all rows and columns), else vec_dot
 //   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
 //   from_float/<isa>/<type>/<n>       activation conversion
+//   qkv_separate/<isa>/<type>/<tok>   TinyLlama's Q, K and V projections (2048, 256 and 256 rows
+//                                     of 2048) of <tok> activation rows on a 2-thread pool, as
+//                                     three matmul calls (three conversions, three pool runs)
+//   qkv_many/<isa>/<type>/<tok>       the same as one matmul_many call (one of each); weights
+//                                     cache-resident, so the difference is the calls' overhead
 //   attn_head/<isa>/<kv type>/<ctx>   decode attention of one token, TinyLlama's shape (32 query
 //                                     heads, 4 KV heads, head_dim 64) over ctx cached positions,
 //                                     head by head (attend_head)
@@ -32,7 +37,9 @@
 
 #include "kernels/attention.h"
 #include "kernels/kernels.h"
+#include "kernels/matmul.h"
 #include "quant/type_traits.h"
+#include "util/thread_pool.h"
 
 namespace edgeinfer {
 namespace {
@@ -215,6 +222,37 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * 2 * n_ctx * static_cast<int64_t>(rb));
 }
 
+// Q, K and V of one input: three matmul calls or one matmul_many call, on 2 threads.
+void qkv(benchmark::State& st, Isa isa, TensorType t, int64_t n_tok, bool many) {
+  const Kernels& k = kernels_for(isa);
+  std::mt19937 rng(9);
+  const int64_t n = 2048;
+  const int64_t rows[3] = {2048, 256, 256};
+  std::vector<uint8_t> wd[3];
+  WeightMatrix w[3];
+  std::vector<float> y[3];
+  for (int i = 0; i < 3; ++i) {
+    wd[i] = random_weights(t, rows[i], n, rng);
+    w[i] = WeightMatrix{t, n, rows[i], wd[i].data(), row_bytes(t, n)};
+    y[i].resize(static_cast<size_t>(rows[i] * n_tok));
+  }
+  const auto x = random_floats(static_cast<size_t>(n * n_tok), rng);
+  ThreadPool pool(2);
+  MatmulScratch scratch;
+  const MatmulOutput outs[] = {{&w[0], y[0].data()}, {&w[1], y[1].data()}, {&w[2], y[2].data()}};
+  for (auto _ : st) {
+    if (many) {
+      matmul_many(k, pool, outs, x.data(), n_tok, scratch);
+    } else {
+      for (int i = 0; i < 3; ++i) matmul(k, pool, w[i], x.data(), n_tok, y[i].data(), scratch);
+    }
+    benchmark::DoNotOptimize(y[2].data());
+  }
+  st.counters["ops"] = benchmark::Counter(2.0 * n * (rows[0] + rows[1] + rows[2]) * n_tok *
+                                              static_cast<double>(st.iterations()),
+                                          benchmark::Counter::kIsRate);
+}
+
 void register_all() {
   using T = TensorType;
   const T types[] = {T::Q4_0, T::Q8_0, T::Q4_K, T::Q6_K, T::F16, T::Q4_1, T::Q5_0, T::Q5_1,
@@ -279,6 +317,13 @@ void register_all() {
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("attn_group/" + name).c_str(), attention, isa, t, ctx, Attn::Group)
             ->Unit(benchmark::kMicrosecond);
+      }
+    }
+    for (T t : {T::Q4_0, T::Q4_K}) {
+      for (int64_t tok : {1, 64}) {
+        const std::string name = in + "/" + std::string(tensor_type_name(t)) + "/" + std::to_string(tok);
+        benchmark::RegisterBenchmark(("qkv_separate/" + name).c_str(), qkv, isa, t, tok, false)->UseRealTime();
+        benchmark::RegisterBenchmark(("qkv_many/" + name).c_str(), qkv, isa, t, tok, true)->UseRealTime();
       }
     }
     for (T t : {T::Q8_0, T::Q8_1, T::Q8_K, T::F16, T::BF16}) {

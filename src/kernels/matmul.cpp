@@ -29,13 +29,15 @@ size_t row_bytes_or_throw(TensorType t, int64_t n) {
 
 }  // namespace
 
-void convert_activations(const Kernels& k, ThreadPool& pool, TensorType vdt, int64_t n_in,
-                         const float* x, int64_t n_tokens, MatmulScratch& scratch) {
+namespace {
+
+void convert_into(const Kernels& k, ThreadPool& pool, TensorType vdt, int64_t n_in, const float* x,
+                  int64_t n_tokens, std::vector<uint8_t>& buf) {
   const size_t rb = row_bytes_or_throw(vdt, n_in);
-  if (scratch.act.size() < rb * n_tokens) scratch.act.resize(rb * n_tokens);
+  if (buf.size() < rb * n_tokens) buf.resize(rb * n_tokens);
   FromFloatFn conv = k.from_float[static_cast<uint32_t>(vdt)];
   if (!conv) throw Error("matmul: no conversion to " + std::string(tensor_type_name(vdt)));
-  uint8_t* dst = scratch.act.data();
+  uint8_t* dst = buf.data();
   pool.parallel_for(
       n_tokens, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) conv(x + t * n_in, dst + t * rb, n_in);
@@ -43,40 +45,40 @@ void convert_activations(const Kernels& k, ThreadPool& pool, TensorType vdt, int
       std::max<int64_t>(1, 16384 / n_in));
 }
 
-void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
-                      const MatmulScratch& converted, int64_t n_tokens, float* y,
-                      std::span<const uint8_t> decode_rows) {
-  const TypeTraits& tr = type_traits(w.type);
-  const size_t xb = row_bytes_or_throw(tr.vec_dot_type, w.n_in);
-  const uint8_t* x = converted.act.data();
-  const int64_t n_out = w.n_out;
-  const uint32_t tid = static_cast<uint32_t>(w.type);
-  GemmTileFn tile = k.gemm_tile[tid];
-  VecDotFn dot = k.vec_dot[tid];
-  if (!dot) throw Error("matmul: no dot product for " + std::string(tensor_type_name(w.type)));
-  if (!decode_rows.empty() && static_cast<int64_t>(decode_rows.size()) != n_tokens) {
-    throw Error("matmul: " + std::to_string(decode_rows.size()) + " kernel choices for " + std::to_string(n_tokens) +
-                " rows");
+// One weight's product over already-converted activations, split into per-thread slices.
+class MatmulJob {
+ public:
+  MatmulJob() = default;
+  MatmulJob(const Kernels& k, const WeightMatrix& w, const uint8_t* x, int64_t n_tokens, float* y,
+            std::span<const uint8_t> decode_rows)
+      : w_(&w), x_(x), n_tokens_(n_tokens), y_(y), decode_rows_(decode_rows) {
+    const TypeTraits& tr = type_traits(w.type);
+    xb_ = row_bytes_or_throw(tr.vec_dot_type, w.n_in);
+    const uint32_t tid = static_cast<uint32_t>(w.type);
+    tile_ = k.gemm_tile[tid];
+    dot_ = k.vec_dot[tid];
+    if (!dot_) throw Error("matmul: no dot product for " + std::string(tensor_type_name(w.type)));
+    if (!decode_rows.empty() && static_cast<int64_t>(decode_rows.size()) != n_tokens) {
+      throw Error("matmul: " + std::to_string(decode_rows.size()) + " kernel choices for " +
+                  std::to_string(n_tokens) + " rows");
+    }
+    // With a GEMV that reproduces the tile, every row gets the tile's bits whichever of the two
+    // runs it: one row takes the GEMV, several the tile, and the caller's choice is moot.
+    gemv_ = tile_ ? k.gemv[tid] : nullptr;
   }
-  // With a GEMV that reproduces the tile, every row gets the tile's bits whichever of the two
-  // runs it: one row takes the GEMV, several the tile, and the caller's choice is moot.
-  GemvFn gemv = tile ? k.gemv[tid] : nullptr;
-  // Row t goes through vec_dot when this says so (always when the type has no tile).
-  auto by_dot = [&](int64_t t) {
-    if (!tile) return true;
-    if (gemv) return false;
-    if (decode_rows.empty()) return n_tokens == 1;
-    return decode_rows[static_cast<size_t>(t)] != 0;
-  };
 
-  const int64_t n_chunks = (n_out + kRowChunk - 1) / kRowChunk;
-  auto work = [&](int ith, int nth) {
-    // Contiguous chunk ranges per thread: each thread streams its own slice of the weights.
+  int64_t macs() const { return w_->n_out * w_->n_in * n_tokens_; }
+
+  // Thread ith of nth computes its contiguous range of 16-row chunks: each thread streams its
+  // own slice of the weights.
+  void run_slice(int ith, int nth) const {
+    const int64_t n_out = w_->n_out;
+    const int64_t n_chunks = (n_out + kRowChunk - 1) / kRowChunk;
     const int64_t c0 = n_chunks * ith / nth, c1 = n_chunks * (ith + 1) / nth;
     const int64_t r0 = c0 * kRowChunk, r1 = std::min(n_out, c1 * kRowChunk);
     if (r0 >= r1) return;
-    if (gemv && n_tokens == 1) {
-      gemv(w.n_in, r1 - r0, w.data + r0 * w.row_bytes, w.row_bytes, x, y + r0);
+    if (gemv_ && n_tokens_ == 1) {
+      gemv_(w_->n_in, r1 - r0, w_->data + r0 * w_->row_bytes, w_->row_bytes, x_, y_ + r0);
       return;
     }
     // Prefill rows: one tile call per run of consecutive tile rows (at most kTokenChunk) over
@@ -84,16 +86,16 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
     // per-column work (activation sums) across all the rows they are given (Q4_0/Q8_0 prefill
     // ~30% faster than 16-row calls, bench_kernels).
     bool any_dot = false;
-    for (int64_t t0 = 0; t0 < n_tokens;) {
+    for (int64_t t0 = 0; t0 < n_tokens_;) {
       if (by_dot(t0)) {
         any_dot = true;
         ++t0;
         continue;
       }
       int64_t t1 = t0 + 1;
-      while (t1 < n_tokens && t1 - t0 < kTokenChunk && !by_dot(t1)) ++t1;
-      tile(w.n_in, r1 - r0, t1 - t0, w.data + r0 * w.row_bytes, w.row_bytes, x + t0 * xb, xb, y + t0 * n_out + r0,
-           static_cast<size_t>(n_out));
+      while (t1 < n_tokens_ && t1 - t0 < kTokenChunk && !by_dot(t1)) ++t1;
+      tile_(w_->n_in, r1 - r0, t1 - t0, w_->data + r0 * w_->row_bytes, w_->row_bytes, x_ + t0 * xb_, xb_,
+            y_ + t0 * n_out + r0, static_cast<size_t>(n_out));
       t0 = t1;
     }
     if (!any_dot) return;
@@ -101,25 +103,109 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
     // the weights come from memory once per call, not once per row.
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t q0 = c * kRowChunk, q1 = std::min(n_out, q0 + kRowChunk);
-      for (int64_t t = 0; t < n_tokens; ++t) {
+      for (int64_t t = 0; t < n_tokens_; ++t) {
         if (!by_dot(t)) continue;
-        const uint8_t* xr = x + t * xb;
-        float* yr = y + t * n_out;
-        for (int64_t r = q0; r < q1; ++r) dot(w.n_in, &yr[r], w.data + r * w.row_bytes, xr);
+        const uint8_t* xr = x_ + t * xb_;
+        float* yr = y_ + t * n_out;
+        for (int64_t r = q0; r < q1; ++r) dot_(w_->n_in, &yr[r], w_->data + r * w_->row_bytes, xr);
       }
     }
+  }
+
+ private:
+  // Row t goes through vec_dot when this says so (always when the type has no tile).
+  bool by_dot(int64_t t) const {
+    if (!tile_) return true;
+    if (gemv_) return false;
+    if (decode_rows_.empty()) return n_tokens_ == 1;
+    return decode_rows_[static_cast<size_t>(t)] != 0;
+  }
+
+  const WeightMatrix* w_ = nullptr;
+  const uint8_t* x_ = nullptr;
+  int64_t n_tokens_ = 0;
+  float* y_ = nullptr;
+  std::span<const uint8_t> decode_rows_;
+  size_t xb_ = 0;
+  GemmTileFn tile_ = nullptr;
+  VecDotFn dot_ = nullptr;
+  GemvFn gemv_ = nullptr;
+};
+
+// Runs the jobs in one hand-off to the pool (or on the caller when the work is small).
+void run_jobs(ThreadPool& pool, std::span<const MatmulJob> jobs) {
+  int64_t macs = 0;
+  for (const MatmulJob& j : jobs) macs += j.macs();
+  auto work = [&](int ith, int nth) {
+    for (const MatmulJob& j : jobs) j.run_slice(ith, nth);
   };
-  if (pool.size() == 1 || n_out * w.n_in * n_tokens < kMinParallelMacs) {
+  if (pool.size() == 1 || macs < kMinParallelMacs) {
     work(0, 1);
   } else {
     pool.run(work);
   }
 }
 
+}  // namespace
+
+void convert_activations(const Kernels& k, ThreadPool& pool, TensorType vdt, int64_t n_in,
+                         const float* x, int64_t n_tokens, MatmulScratch& scratch) {
+  convert_into(k, pool, vdt, n_in, x, n_tokens, scratch.act);
+}
+
+void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
+                      const MatmulScratch& converted, int64_t n_tokens, float* y,
+                      std::span<const uint8_t> decode_rows) {
+  const MatmulJob job(k, w, converted.act.data(), n_tokens, y, decode_rows);
+  run_jobs(pool, std::span<const MatmulJob>(&job, 1));
+}
+
 void matmul(const Kernels& k, ThreadPool& pool, const WeightMatrix& w, const float* x,
             int64_t n_tokens, float* y, MatmulScratch& scratch, std::span<const uint8_t> decode_rows) {
   convert_activations(k, pool, type_traits(w.type).vec_dot_type, w.n_in, x, n_tokens, scratch);
   matmul_converted(k, pool, w, scratch, n_tokens, y, decode_rows);
+}
+
+void matmul_many(const Kernels& k, ThreadPool& pool, std::span<const MatmulOutput> outs, const float* x,
+                 int64_t n_tokens, MatmulScratch& scratch, std::span<const uint8_t> decode_rows) {
+  if (outs.empty()) return;
+  constexpr size_t kMaxOutputs = 8;
+  if (outs.size() > kMaxOutputs) {
+    throw Error("matmul: " + std::to_string(outs.size()) + " products in one call (at most " +
+                std::to_string(kMaxOutputs) + ")");
+  }
+  const int64_t n_in = outs[0].w->n_in;
+  // One converted buffer per distinct activation type, in order of first use.
+  TensorType types[kMaxOutputs];
+  const uint8_t* converted[kMaxOutputs];
+  size_t n_types = 0;
+  for (const MatmulOutput& o : outs) {
+    if (o.w->n_in != n_in) {
+      throw Error("matmul: products of one input need one row length, got " + std::to_string(n_in) + " and " +
+                  std::to_string(o.w->n_in));
+    }
+    const TensorType vdt = type_traits(o.w->type).vec_dot_type;
+    size_t i = 0;
+    while (i < n_types && types[i] != vdt) ++i;
+    if (i < n_types) continue;
+    std::vector<uint8_t>* buf = &scratch.act;
+    if (i > 0) {
+      if (scratch.more.size() < i) scratch.more.resize(i);
+      buf = &scratch.more[i - 1];
+    }
+    convert_into(k, pool, vdt, n_in, x, n_tokens, *buf);
+    types[n_types] = vdt;
+    converted[n_types] = buf->data();
+    ++n_types;
+  }
+  MatmulJob jobs[kMaxOutputs];
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const TensorType vdt = type_traits(outs[j].w->type).vec_dot_type;
+    size_t i = 0;
+    while (types[i] != vdt) ++i;
+    jobs[j] = MatmulJob(k, *outs[j].w, converted[i], n_tokens, outs[j].y, decode_rows);
+  }
+  run_jobs(pool, std::span<const MatmulJob>(jobs, outs.size()));
 }
 
 }  // namespace edgeinfer

@@ -21,9 +21,18 @@ struct WeightMatrix {
   size_t row_bytes = 0;
 };
 
-// Reusable buffer for converted activations; grows on demand, never shrinks.
+// Reusable buffers for converted activations; grow on demand, never shrink. `act` holds the
+// input of matmul / matmul_converted; matmul_many also uses `more` when its weights want
+// activations of more than one type.
 struct MatmulScratch {
   std::vector<uint8_t> act;
+  std::vector<std::vector<uint8_t>> more;
+};
+
+// One product of a matmul_many call: y = w·x, y being [n_tokens][w.n_out].
+struct MatmulOutput {
+  const WeightMatrix* w = nullptr;
+  float* y = nullptr;
 };
 
 // Which kernel computes each activation row. The prefill kernel (gemm_tile, where the type has
@@ -43,5 +52,13 @@ void convert_activations(const Kernels& k, ThreadPool& pool, TensorType vec_dot_
 void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
                       const MatmulScratch& converted, int64_t n_tokens, float* y,
                       std::span<const uint8_t> decode_rows = {});
+
+// Several weights applied to one input (Q, K and V of a normalized row; gate and up): the input
+// is converted once per activation type the weights want, and all products run in one hand-off
+// to the pool, each thread taking its slice of every matrix, so the call waits on the threads
+// once instead of once per weight. Every output has the bits matmul gives it alone. All weights
+// must have the same n_in; decode_rows is as for matmul.
+void matmul_many(const Kernels& k, ThreadPool& pool, std::span<const MatmulOutput> outs, const float* x,
+                 int64_t n_tokens, MatmulScratch& scratch, std::span<const uint8_t> decode_rows = {});
 
 }  // namespace edgeinfer

@@ -139,9 +139,11 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.attn_norm.data, xb + t * E, E, c.rms_eps);
     });
     lap(FwdOp::AttnNorm);
-    matmul(K, pool, L.wq, xb, n, q, mm_, tok_decode_);
-    matmul(K, pool, L.wk, xb, n, kk, mm_, tok_decode_);
-    matmul(K, pool, L.wv, xb, n, vv, mm_, tok_decode_);
+    {
+      // One input, one conversion and one wait on the pool for all three.
+      const MatmulOutput qkv[] = {{&L.wq, q}, {&L.wk, kk}, {&L.wv, vv}};
+      matmul_many(K, pool, qkv, xb, n, mm_, tok_decode_);
+    }
     add_bias(q, L.bq, n, QD);
     add_bias(kk, L.bk, n, KVD);
     add_bias(vv, L.bv, n, KVD);
@@ -207,8 +209,10 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       for (int64_t t = t0; t < t1; ++t) rms_norm(x + t * E, L.ffn_norm.data, xb + t * E, E, c.rms_eps);
     });
     lap(FwdOp::FfnNorm);
-    matmul(K, pool, L.w_gate, xb, n, gate_.data(), mm_, tok_decode_);
-    matmul(K, pool, L.w_up, xb, n, up_.data(), mm_, tok_decode_);
+    {
+      const MatmulOutput gate_up[] = {{&L.w_gate, gate_.data()}, {&L.w_up, up_.data()}};
+      matmul_many(K, pool, gate_up, xb, n, mm_, tok_decode_);
+    }
     lap(FwdOp::GateUp);
     par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) silu_mul(gate_.data() + t * F, up_.data() + t * F, gate_.data() + t * F, F);

@@ -66,6 +66,64 @@ TEST_P(Matmul, RowsAreIndependentOfTheirBatchMates) {
   EXPECT_THROW(matmul(k, pool1, wf, xx.data(), 3, yy.data(), sc, wrong), Error);
 }
 
+// matmul_many: several weights on one input in one pool run give each output the bits matmul
+// gives it alone, whatever the mix of types (one conversion per activation type), the kernel
+// choices and the thread count.
+TEST_P(Matmul, ManyProductsEqualEachAlone) {
+  const Kernels& k = kernels_for(GetParam());
+  std::mt19937 rng(11);
+  ThreadPool pool2(2), pool1(1);
+  const int64_t n = 512;  // a whole number of blocks of every type
+  // Mixed activation types: Q8_K for the K-quants, Q8_0/Q8_1 or f32/f16 for the others.
+  const TensorType types[] = {TensorType::Q4_0, TensorType::Q4_K, TensorType::Q6_K,
+                              TensorType::Q8_0, TensorType::F16,  TensorType::Q5_1};
+  const int64_t n_outs[] = {70, 33, 16, 48, 17, 64};
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<WeightMatrix> ws;
+  for (size_t i = 0; i < std::size(types); ++i) {
+    const TensorType t = types[i];
+    if (!k.vec_dot[static_cast<size_t>(t)]) continue;
+    const size_t rb = row_bytes(t, n);
+    std::vector<uint8_t> d(rb * static_cast<size_t>(n_outs[i]));
+    for (int64_t r = 0; r < n_outs[i]; ++r) {
+      const auto row = random_weight_row(t, n, rng);
+      std::memcpy(&d[static_cast<size_t>(r) * rb], row.data(), rb);
+    }
+    data.push_back(std::move(d));
+    ws.push_back(WeightMatrix{t, n, n_outs[i], data.back().data(), rb});
+  }
+  ASSERT_GE(ws.size(), 4u);
+  for (int64_t n_tok : {1, 3, 7}) {
+    const auto x = random_floats(n * n_tok, 1.0f, rng);
+    std::vector<uint8_t> decode(static_cast<size_t>(n_tok));
+    for (int64_t t = 0; t < n_tok; ++t) decode[static_cast<size_t>(t)] = (t % 3 == 1) ? 1 : 0;
+    for (ThreadPool* pool : {&pool2, &pool1}) {
+      std::vector<std::vector<float>> ys;
+      std::vector<MatmulOutput> outs;
+      for (const WeightMatrix& w : ws) ys.emplace_back(static_cast<size_t>(w.n_out * n_tok), -1.0f);
+      for (size_t i = 0; i < ws.size(); ++i) outs.push_back({&ws[i], ys[i].data()});
+      MatmulScratch scratch;
+      matmul_many(k, *pool, outs, x.data(), n_tok, scratch, decode);
+      for (size_t i = 0; i < ws.size(); ++i) {
+        std::vector<float> alone(ys[i].size());
+        MatmulScratch s1;
+        matmul(k, pool1, ws[i], x.data(), n_tok, alone.data(), s1, decode);
+        ASSERT_EQ(std::memcmp(alone.data(), ys[i].data(), sizeof(float) * alone.size()), 0)
+            << isa_label(GetParam()) << " " << tensor_type_name(ws[i].type) << " tokens " << n_tok << " threads "
+            << pool->size();
+      }
+    }
+  }
+  // One input, one row length.
+  std::vector<uint8_t> a(row_bytes(TensorType::F32, 32) * 2), b(row_bytes(TensorType::F32, 64) * 2);
+  const WeightMatrix wa{TensorType::F32, 32, 2, a.data(), row_bytes(TensorType::F32, 32)};
+  const WeightMatrix wb{TensorType::F32, 64, 2, b.data(), row_bytes(TensorType::F32, 64)};
+  std::vector<float> xx(64), ya(2), yb(2);
+  const MatmulOutput mixed[] = {{&wa, ya.data()}, {&wb, yb.data()}};
+  MatmulScratch sc;
+  EXPECT_THROW(matmul_many(k, pool1, mixed, xx.data(), 1, sc), Error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, Matmul, ::testing::ValuesIn(supported_isas()),
                          [](const ::testing::TestParamInfo<Isa>& p) { return isa_label(p.param); });
 
