@@ -1,6 +1,7 @@
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "util/error.h"
@@ -17,6 +18,10 @@ constexpr int64_t kTokenChunk = 64;
 // Below this many multiply-adds a matmul runs on the calling thread alone: the hand-off to the
 // pool costs more than the work (tiny models, the last rows of a batch).
 constexpr int64_t kMinParallelMacs = 1 << 16;
+// A pool run cuts each matrix into at most this many parts per thread, of at least
+// kMinChunksPerPart row chunks each (see run_jobs).
+constexpr int kPartsPerThread = 4;
+constexpr int64_t kMinChunksPerPart = 8;
 
 size_t row_bytes_or_throw(TensorType t, int64_t n) {
   auto b = tensor_row_bytes(t, n);
@@ -68,6 +73,7 @@ class MatmulJob {
   }
 
   int64_t macs() const { return w_->n_out * w_->n_in * n_tokens_; }
+  int64_t n_chunks() const { return (w_->n_out + kRowChunk - 1) / kRowChunk; }
 
   // Thread ith of nth computes its contiguous range of 16-row chunks: each thread streams its
   // own slice of the weights.
@@ -132,18 +138,38 @@ class MatmulJob {
   GemvFn gemv_ = nullptr;
 };
 
-// Runs the jobs in one hand-off to the pool (or on the caller when the work is small).
+// Runs the jobs in one hand-off to the pool (or on the caller when the work is small). Each job
+// is cut into a few parts per thread, of whole 16-row chunks and at least kMinChunksPerPart of
+// them (the tile shares per-column work across the rows of a call), and the threads take parts
+// in order from a shared counter: a thread that falls behind (a core shared with another
+// process) leaves its remaining parts to the others instead of holding up the whole step.
+// Which thread computes a row does not change its bits.
 void run_jobs(ThreadPool& pool, std::span<const MatmulJob> jobs) {
   int64_t macs = 0;
   for (const MatmulJob& j : jobs) macs += j.macs();
-  auto work = [&](int ith, int nth) {
-    for (const MatmulJob& j : jobs) j.run_slice(ith, nth);
-  };
   if (pool.size() == 1 || macs < kMinParallelMacs) {
-    work(0, 1);
-  } else {
-    pool.run(work);
+    for (const MatmulJob& j : jobs) j.run_slice(0, 1);
+    return;
   }
+  const int nth = pool.size();
+  constexpr size_t kMaxJobs = 8;
+  int64_t first_part[kMaxJobs + 1];
+  int64_t parts[kMaxJobs];
+  first_part[0] = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    parts[i] = std::clamp<int64_t>(jobs[i].n_chunks() / kMinChunksPerPart, nth, int64_t{kPartsPerThread} * nth);
+    first_part[i + 1] = first_part[i] + parts[i];
+  }
+  const int64_t total = first_part[jobs.size()];
+  std::atomic<int64_t> next{0};
+  pool.run([&](int, int) {
+    size_t i = 0;
+    for (int64_t u = next.fetch_add(1, std::memory_order_relaxed); u < total;
+         u = next.fetch_add(1, std::memory_order_relaxed)) {
+      while (u >= first_part[i + 1]) ++i;
+      jobs[i].run_slice(static_cast<int>(u - first_part[i]), static_cast<int>(parts[i]));
+    }
+  });
 }
 
 }  // namespace
