@@ -22,6 +22,8 @@ constexpr int64_t kMinParallelMacs = 1 << 16;
 // kMinChunksPerPart row chunks each (see run_jobs).
 constexpr int kPartsPerThread = 4;
 constexpr int64_t kMinChunksPerPart = 8;
+// Most matrices one pool run takes (matmul_many's limit).
+constexpr size_t kMaxJobs = 8;
 
 size_t row_bytes_or_throw(TensorType t, int64_t n) {
   auto b = tensor_row_bytes(t, n);
@@ -31,10 +33,6 @@ size_t row_bytes_or_throw(TensorType t, int64_t n) {
   }
   return static_cast<size_t>(*b);
 }
-
-}  // namespace
-
-namespace {
 
 void convert_into(const Kernels& k, ThreadPool& pool, TensorType vdt, int64_t n_in, const float* x,
                   int64_t n_tokens, std::vector<uint8_t>& buf) {
@@ -50,7 +48,7 @@ void convert_into(const Kernels& k, ThreadPool& pool, TensorType vdt, int64_t n_
       std::max<int64_t>(1, 16384 / n_in));
 }
 
-// One weight's product over already-converted activations, split into per-thread slices.
+// One weight's product over already-converted activations, computed in parts of whole row chunks.
 class MatmulJob {
  public:
   MatmulJob() = default;
@@ -75,12 +73,11 @@ class MatmulJob {
   int64_t macs() const { return w_->n_out * w_->n_in * n_tokens_; }
   int64_t n_chunks() const { return (w_->n_out + kRowChunk - 1) / kRowChunk; }
 
-  // Thread ith of nth computes its contiguous range of 16-row chunks: each thread streams its
-  // own slice of the weights.
+  // Computes part ith of nth: a contiguous range of 16-row chunks, so whoever runs it streams one
+  // slice of the weights.
   void run_slice(int ith, int nth) const {
     const int64_t n_out = w_->n_out;
-    const int64_t n_chunks = (n_out + kRowChunk - 1) / kRowChunk;
-    const int64_t c0 = n_chunks * ith / nth, c1 = n_chunks * (ith + 1) / nth;
+    const int64_t c0 = n_chunks() * ith / nth, c1 = n_chunks() * (ith + 1) / nth;
     const int64_t r0 = c0 * kRowChunk, r1 = std::min(n_out, c1 * kRowChunk);
     if (r0 >= r1) return;
     if (gemv_ && n_tokens_ == 1) {
@@ -152,7 +149,6 @@ void run_jobs(ThreadPool& pool, std::span<const MatmulJob> jobs) {
     return;
   }
   const int nth = pool.size();
-  constexpr size_t kMaxJobs = 8;
   int64_t first_part[kMaxJobs + 1];
   int64_t parts[kMaxJobs];
   first_part[0] = 0;
@@ -195,41 +191,37 @@ void matmul(const Kernels& k, ThreadPool& pool, const WeightMatrix& w, const flo
 void matmul_many(const Kernels& k, ThreadPool& pool, std::span<const MatmulOutput> outs, const float* x,
                  int64_t n_tokens, MatmulScratch& scratch, std::span<const uint8_t> decode_rows) {
   if (outs.empty()) return;
-  constexpr size_t kMaxOutputs = 8;
-  if (outs.size() > kMaxOutputs) {
+  if (outs.size() > kMaxJobs) {
     throw Error("matmul: " + std::to_string(outs.size()) + " products in one call (at most " +
-                std::to_string(kMaxOutputs) + ")");
+                std::to_string(kMaxJobs) + ")");
   }
   const int64_t n_in = outs[0].w->n_in;
-  // One converted buffer per distinct activation type, in order of first use.
-  TensorType types[kMaxOutputs];
-  const uint8_t* converted[kMaxOutputs];
+  // One converted buffer per distinct activation type, converted at its first use.
+  TensorType types[kMaxJobs];
+  const uint8_t* converted[kMaxJobs];
   size_t n_types = 0;
-  for (const MatmulOutput& o : outs) {
-    if (o.w->n_in != n_in) {
+  MatmulJob jobs[kMaxJobs];
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const WeightMatrix& w = *outs[j].w;
+    if (w.n_in != n_in) {
       throw Error("matmul: products of one input need one row length, got " + std::to_string(n_in) + " and " +
-                  std::to_string(o.w->n_in));
+                  std::to_string(w.n_in));
     }
-    const TensorType vdt = type_traits(o.w->type).vec_dot_type;
+    const TensorType vdt = type_traits(w.type).vec_dot_type;
     size_t i = 0;
     while (i < n_types && types[i] != vdt) ++i;
-    if (i < n_types) continue;
-    std::vector<uint8_t>* buf = &scratch.act;
-    if (i > 0) {
-      if (scratch.more.size() < i) scratch.more.resize(i);
-      buf = &scratch.more[i - 1];
+    if (i == n_types) {
+      std::vector<uint8_t>* buf = &scratch.act;
+      if (i > 0) {
+        if (scratch.more.size() < i) scratch.more.resize(i);
+        buf = &scratch.more[i - 1];
+      }
+      convert_into(k, pool, vdt, n_in, x, n_tokens, *buf);
+      types[i] = vdt;
+      converted[i] = buf->data();
+      ++n_types;
     }
-    convert_into(k, pool, vdt, n_in, x, n_tokens, *buf);
-    types[n_types] = vdt;
-    converted[n_types] = buf->data();
-    ++n_types;
-  }
-  MatmulJob jobs[kMaxOutputs];
-  for (size_t j = 0; j < outs.size(); ++j) {
-    const TensorType vdt = type_traits(outs[j].w->type).vec_dot_type;
-    size_t i = 0;
-    while (types[i] != vdt) ++i;
-    jobs[j] = MatmulJob(k, *outs[j].w, converted[i], n_tokens, outs[j].y, decode_rows);
+    jobs[j] = MatmulJob(k, w, converted[i], n_tokens, outs[j].y, decode_rows);
   }
   run_jobs(pool, std::span<const MatmulJob>(jobs, outs.size()));
 }

@@ -55,8 +55,8 @@ void matmul_converted(const Kernels& k, ThreadPool& pool, const WeightMatrix& w,
 
 // Several weights applied to one input (Q, K and V of a normalized row; gate and up): the input
 // is converted once per activation type the weights want, and all products run in one hand-off
-// to the pool, each thread taking its slice of every matrix, so the call waits on the threads
-// once instead of once per weight. Every output has the bits matmul gives it alone. All weights
+// to the pool (the threads take parts of every matrix from a shared counter), so the call waits
+// on the threads once instead of once per weight. At most 8 weights. Every output has the bits matmul gives it alone. All weights
 // must have the same n_in; decode_rows is as for matmul.
 void matmul_many(const Kernels& k, ThreadPool& pool, std::span<const MatmulOutput> outs, const float* x,
                  int64_t n_tokens, MatmulScratch& scratch, std::span<const uint8_t> decode_rows = {});
