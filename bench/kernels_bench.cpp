@@ -10,6 +10,9 @@
 //                                     where the path has one: what a lone decode row runs
 //   gemv8/..., gemv8_tile/...         batched decode: 8 activation rows, weights from DRAM,
 //                                     through vec_dot per row / through the tile
+//   gemv_x16[_l2]/..., gemv8_x16[_l2]/... the same over the x16 layout (quant/x16_layout.h),
+//                                     where the path reads it: Kernels::gemv_x16 for one row,
+//                                     gemm_tile_x16 for 8
 //   gemm/<isa>/<type>/<rows>x<n>/512  prefill: 512 activation rows; gemm_tile when the path has
 //                                     one (called once for all rows and columns), else vec_dot
 //   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
@@ -39,6 +42,7 @@
 #include "kernels/kernels.h"
 #include "kernels/matmul.h"
 #include "quant/type_traits.h"
+#include "quant/x16_layout.h"
 #include "util/thread_pool.h"
 
 namespace edgeinfer {
@@ -82,7 +86,7 @@ std::vector<uint8_t> activations(TensorType t, int64_t cols, int64_t n, std::mt1
 
 // Which kernel a gemv benchmark runs: vec_dot per row (as matmul's decode rows where the path
 // has no tile-exact GEMV), gemm_tile, or Kernels::gemv.
-enum class Via { VecDot, Tile, Gemv };
+enum class Via { VecDot, Tile, Gemv, X16Tile, X16Gemv };
 
 void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, Via via, int64_t cols) {
   const Kernels& k = kernels_for(isa);
@@ -91,8 +95,17 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   const size_t rb = row_bytes(t, n), mb = rb * static_cast<size_t>(rows);
   const auto proto = random_weights(t, rows, n, rng);
   const size_t copies = dram ? (size_t{256} << 20) / mb + 1 : 1;
-  std::vector<uint8_t> w(mb * copies);
-  for (size_t i = 0; i < copies; ++i) std::memcpy(w.data() + i * mb, proto.data(), mb);
+  const bool x16 = via == Via::X16Tile || via == Via::X16Gemv;
+  const size_t pb = x16 ? x16_matrix_bytes(t, n, rows) : mb;  // bytes of one copy as stored
+  std::vector<uint8_t> w(pb * copies);
+  for (size_t i = 0; i < copies; ++i) {
+    if (x16) {
+      x16_pack(t, n, rows, proto.data(), rb, w.data() + i * pb);
+    } else {
+      std::memcpy(w.data() + i * mb, proto.data(), mb);
+    }
+  }
+  const size_t gb = x16 ? x16_group_bytes(t, n) : 0;
   const auto a = activations(tr.vec_dot_type, cols, n, rng);
   const size_t xb = row_bytes(tr.vec_dot_type, n);
   std::vector<float> y(static_cast<size_t>(rows * cols));
@@ -101,8 +114,12 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   const GemvFn exact = k.gemv[static_cast<size_t>(t)];
   size_t copy = 0;
   for (auto _ : st) {
-    const uint8_t* wm = w.data() + copy * mb;
-    if (via == Via::Tile) {
+    const uint8_t* wm = w.data() + copy * pb;
+    if (via == Via::X16Tile) {
+      k.gemm_tile_x16[static_cast<size_t>(t)](n, rows, cols, wm, gb, a.data(), xb, y.data(), static_cast<size_t>(rows));
+    } else if (via == Via::X16Gemv) {
+      for (int64_t c = 0; c < cols; ++c) k.gemv_x16[static_cast<size_t>(t)](n, rows, wm, gb, a.data() + xb * c, y.data() + c * rows);
+    } else if (via == Via::Tile) {
       tile(n, rows, cols, wm, rb, a.data(), xb, y.data(), static_cast<size_t>(rows));
     } else if (via == Via::Gemv) {
       for (int64_t c = 0; c < cols; ++c) exact(n, rows, wm, rb, a.data() + xb * c, y.data() + c * rows);
@@ -122,7 +139,11 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(mb));
   st.counters["ops"] = benchmark::Counter(2.0 * static_cast<double>(rows * n * cols),
                                           benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-  const char* name = via == Via::Tile ? "gemm_tile" : via == Via::Gemv ? "gemv (tile-exact)" : "vec_dot";
+  const char* name = via == Via::Tile      ? "gemm_tile"
+                     : via == Via::Gemv    ? "gemv (tile-exact)"
+                     : via == Via::X16Tile ? "gemm_tile_x16"
+                     : via == Via::X16Gemv ? "gemv_x16"
+                                           : "vec_dot";
   st.SetLabel(std::string(name) + " x" + std::to_string(cols));
 }
 
@@ -286,6 +307,17 @@ void register_all() {
           benchmark::RegisterBenchmark(("gemv_exact_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows,
                                        n, false, Via::Gemv, int64_t{1})
               ->Unit(benchmark::kMicrosecond);
+        }
+        if (kernels_for(isa).gemv_x16[static_cast<size_t>(t)]) {
+          for (bool dram : {true, false}) {
+            const std::string l2 = dram ? "" : "_l2";
+            benchmark::RegisterBenchmark(("gemv_x16" + l2 + "/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t,
+                                         rows, n, dram, Via::X16Gemv, int64_t{1})
+                ->Unit(benchmark::kMicrosecond);
+            benchmark::RegisterBenchmark(("gemv8_x16" + l2 + "/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t,
+                                         rows, n, dram, Via::X16Tile, int64_t{8})
+                ->Unit(benchmark::kMicrosecond);
+          }
         }
         if (isa == Isa::Scalar) continue;  // scalar GEMM takes seconds per iteration
         // Batched decode: 8 activation rows, weights from DRAM.

@@ -1,4 +1,4 @@
-// `edgeinfer bench -m MODEL [-p 512] [-n 128] [-t 1,2] [-r 5] [--json] [--profile]`:
+// `edgeinfer bench -m MODEL [-p 512] [-n 128] [-t 1,2] [-d 0] [--parallel 1,8] [-r 5] [--json] [--profile]`:
 // prompt-processing and generation speed (llama-bench's pp/tg), with the memory-bandwidth and
 // compute probes of the same run and each figure's roofline ratio (engine/bench.h).
 #include <nlohmann/json.hpp>
@@ -24,6 +24,8 @@ struct BenchCliOptions {
   std::vector<int> n_prompt = {512};
   std::vector<int> n_gen = {128};
   std::vector<int> threads;
+  std::vector<int> parallel = {1};
+  int depth = 0;
   int reps = 5;
   std::string kv_type = "f16";
   bool json = false;
@@ -57,6 +59,8 @@ int bench(const BenchCliOptions& o) {
   bo.n_prompt = o.n_prompt;
   bo.n_gen = o.n_gen;
   bo.threads = o.threads.empty() ? std::vector<int>{default_threads()} : o.threads;
+  bo.parallel = o.parallel;
+  bo.depth = o.depth;
   bo.reps = o.reps;
   bo.kv_type = parse_kv_type(o.kv_type);
   bo.profile = o.profile;
@@ -78,14 +82,19 @@ int bench(const BenchCliOptions& o) {
     std::printf("model: %s (%s, %s, %s, %.3f B params), %s kernels, KV %s\n", o.model.c_str(),
                 model->config().arch.c_str(), ftype.c_str(), size_str.c_str(), n_params / 1e9,
                 std::string(isa_name(kernels.isa)).c_str(), o.kv_type.c_str());
+    if (model->repacked_matrices() > 0) {
+      std::printf("repacked at load: %d matrices into the x16 layout, %.2f MiB held beside the mapping "
+                  "(their file pages released; EDGEINFER_REPACK=0 turns this off)\n",
+                  model->repacked_matrices(), model->repacked_bytes() / 1048576.0);
+    }
   }
   bool header = false;
   auto on_result = [&](const BenchResult& r) {
     if (o.json) return;
     if (!header) {
-      std::printf("| %-6s | %7s | %-8s | %20s | %-34s |\n", "test", "threads", "type", "t/s (median ± sd)",
+      std::printf("| %-16s | %7s | %-8s | %20s | %-34s |\n", "test", "threads", "type", "t/s (median ± sd)",
                   "roofline");
-      std::printf("|--------|---------|----------|----------------------|------------------------------------|\n");
+      std::printf("|------------------|---------|----------|----------------------|------------------------------------|\n");
       header = true;
     }
     char roof[128] = "-";
@@ -99,7 +108,7 @@ int bench(const BenchCliOptions& o) {
     }
     char ts[64];
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.median, r.stddev);
-    std::printf("| %-6s | %7d | %-8s | %20s | %-34s |\n", r.test.c_str(), r.threads, ftype.c_str(), ts, roof);
+    std::printf("| %-16s | %7d | %-8s | %20s | %-34s |\n", r.test.c_str(), r.threads, ftype.c_str(), ts, roof);
     if (o.profile) print_profile(r.profile);
     std::fflush(stdout);
   };
@@ -112,6 +121,8 @@ int bench(const BenchCliOptions& o) {
     j["model_bytes"] = rep.model_bytes;
     j["n_params"] = rep.n_params;
     j["isa"] = rep.isa;
+    j["repacked_matrices"] = model->repacked_matrices();
+    j["repacked_bytes"] = model->repacked_bytes();
     j["kv_type"] = o.kv_type;
     j["stream_bytes_per_token"] = rep.stream_bytes_per_token;
     j["matmul_ops_per_token"] = rep.matmul_ops_per_token;
@@ -125,9 +136,10 @@ int bench(const BenchCliOptions& o) {
     }
     j["results"] = nlohmann::json::array();
     for (const BenchResult& r : rep.results) {
-      nlohmann::json x = {{"test", r.test},       {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen},
-                          {"threads", r.threads}, {"tok_s", r.tok_s},       {"median", r.median},
-                          {"mean", r.mean},       {"stddev", r.stddev}};
+      nlohmann::json x = {{"test", r.test},         {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen},
+                          {"parallel", r.parallel}, {"depth", r.depth},       {"threads", r.threads},
+                          {"tok_s", r.tok_s},       {"median", r.median},     {"mean", r.mean},
+                          {"stddev", r.stddev}};
       if (r.peak > 0) {
         x["roofline"] = {{"achieved", r.achieved}, {"peak", r.peak}, {"ratio", r.roofline}, {"basis", r.basis}};
       }
@@ -156,6 +168,15 @@ void add_bench_command(CLI::App& app, Registry& r) {
   sub->add_option("-p,--n-prompt", o->n_prompt, "Prompt lengths, comma-separated (0 = skip)")->delimiter(',')->capture_default_str();
   sub->add_option("-n,--n-gen", o->n_gen, "Generation lengths, comma-separated (0 = skip)")->delimiter(',')->capture_default_str();
   sub->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (default: all hardware threads)")->delimiter(',');
+  sub->add_option("-d,--depth", o->depth,
+                  "Prompt tokens cached in each sequence before the generation tests (tg at depth)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--parallel", o->parallel,
+                  "Sequences decoding together in the generation tests, comma-separated (tok/s counts all)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
   sub->add_option("-r,--repetitions", o->reps, "Timed repetitions per test")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--kv-type", o->kv_type, "KV cache type: f16, f32, q8_0")->capture_default_str()->check(CLI::IsMember({"f16", "f32", "q8_0"}));
   sub->add_option("--probe-mib", o->probe_mib, "Buffer size of the bandwidth probe, MiB")->capture_default_str()->check(CLI::PositiveNumber);

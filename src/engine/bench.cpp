@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <string>
 
 #include "kv/kv_storage.h"
 #include "model/forward.h"
@@ -43,30 +46,63 @@ TensorType dominant_type(const Model& m) {
   return best;
 }
 
-// One sequence over its own KV cache, driven directly through the forward pass.
-class BenchSequence {
+// n_seq sequences of n_ctx slots each over one KV cache (sequence i owns its own blocks),
+// driven directly through the forward pass.
+class BenchBatch {
  public:
-  BenchSequence(const Model& m, const Kernels& k, ThreadPool& pool, int64_t n_ctx, TensorType kv_type)
-      : fwd_(m, k, pool) {
-    const int32_t bs = 16;
-    const int64_t n_blocks = (n_ctx + bs - 1) / bs;
-    kv_ = std::make_unique<KvStorage>(m.config().n_layer, m.config().kv_dim(), bs, static_cast<int32_t>(n_blocks), kv_type);
-    table_.resize(static_cast<size_t>(n_blocks));
-    for (int64_t i = 0; i < n_blocks; ++i) table_[static_cast<size_t>(i)] = static_cast<int32_t>(i);
+  BenchBatch(const Model& m, const Kernels& k, ThreadPool& pool, int64_t n_ctx, int n_seq, TensorType kv_type)
+      : fwd_(m, k, pool), blocks_per_seq_((n_ctx + kBlock - 1) / kBlock) {
+    const int64_t n_blocks = blocks_per_seq_ * n_seq;
+    if (n_blocks > INT32_MAX) throw Error("bench: KV cache of " + std::to_string(n_blocks) + " blocks is too large");
+    kv_ = std::make_unique<KvStorage>(m.config().n_layer, m.config().kv_dim(), kBlock, static_cast<int32_t>(n_blocks), kv_type);
+    tables_.resize(static_cast<size_t>(n_seq));
+    for (int s = 0; s < n_seq; ++s) {
+      for (int64_t i = 0; i < blocks_per_seq_; ++i) tables_[s].push_back(static_cast<int32_t>(s * blocks_per_seq_ + i));
+    }
   }
   void set_profile(ForwardProfile* p) { fwd_.set_profile(p); }
+  // Sequence 0 takes `tokens` at positions [pos0, pos0 + size).
   void decode(std::span<const int32_t> tokens, int64_t pos0) {
     SeqBatch sb;
     sb.tokens = tokens;
     sb.pos0 = pos0;
-    sb.block_table = table_;
+    sb.block_table = tables_[0];
     fwd_.forward(std::span<const SeqBatch>(&sb, 1), *kv_);
+  }
+  // One decode step of sequences [0, n): sequence s takes tokens[s] at position pos.
+  void step(std::span<const int32_t> tokens, int64_t pos) {
+    batch_.resize(tokens.size());
+    for (size_t s = 0; s < tokens.size(); ++s) {
+      batch_[s] = SeqBatch{};
+      batch_[s].tokens = tokens.subspan(s, 1);
+      batch_[s].pos0 = pos;
+      batch_[s].block_table = tables_[s];
+    }
+    fwd_.forward(batch_, *kv_);
+  }
+  // Copies sequence 0's first n_rows cached rows (every layer, K and V) into sequences [1, n_seq):
+  // each gets the same prompt in its own memory, without prefilling it again.
+  void copy_prefix(int64_t n_rows, int n_seq) {
+    const KvStorage& src = *kv_;
+    for (int s = 1; s < n_seq; ++s) {
+      for (int64_t l = 0; l < kv_->n_layer(); ++l) {
+        for (int64_t p = 0; p < n_rows; ++p) {
+          const int32_t b0 = tables_[0][static_cast<size_t>(p / kBlock)], b = tables_[s][static_cast<size_t>(p / kBlock)];
+          const int32_t slot = static_cast<int32_t>(p % kBlock);
+          std::memcpy(kv_->k_row(l, b, slot), src.k_row(l, b0, slot), kv_->row_bytes());
+          std::memcpy(kv_->v_row(l, b, slot), src.v_row(l, b0, slot), kv_->row_bytes());
+        }
+      }
+    }
   }
 
  private:
+  static constexpr int32_t kBlock = 16;
   ForwardPass fwd_;
+  int64_t blocks_per_seq_;
   std::unique_ptr<KvStorage> kv_;
-  std::vector<int32_t> table_;
+  std::vector<std::vector<int32_t>> tables_;
+  std::vector<SeqBatch> batch_;
 };
 
 }  // namespace
@@ -115,10 +151,16 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
   const bool int_path = type_traits(wt).is_quantized;
   if (opt.reps < 1) throw Error("bench: repetitions must be at least 1");
 
-  int max_p = 0, max_n = 0;
+  if (opt.depth < 0) throw Error("bench: depth must not be negative");
+  int max_p = 0, max_n = 0, max_par = 1;
   for (int p : opt.n_prompt) max_p = std::max(max_p, p);
   for (int n : opt.n_gen) max_n = std::max(max_n, n);
-  const int64_t n_ctx = std::max<int64_t>(16, std::max(max_p, max_n));
+  for (int p : opt.parallel) {
+    if (p < 1 || p > 256) throw Error("bench: parallel sequences must be in [1, 256], got " + std::to_string(p));
+    max_par = std::max(max_par, p);
+  }
+  if (max_n == 0) max_par = 1;  // no tg test: only sequence 0 is used
+  const int64_t n_ctx = std::max<int64_t>(16, std::max<int64_t>(max_p, int64_t{opt.depth} + max_n));
 
   Rng rng(opt.seed);
   auto random_tokens = [&](int n) {
@@ -138,7 +180,7 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
       probe = run_probes(pool, opt.probe_options);
       rep.probes.push_back(probe);
     }
-    BenchSequence seq(model, kernels, pool, n_ctx, opt.kv_type);
+    BenchBatch seq(model, kernels, pool, n_ctx, max_par, opt.kv_type);
 
     auto finish = [&](BenchResult& r, double work_per_token, double peak, const char* basis) {
       r.median = median_of(r.tok_s);
@@ -179,29 +221,56 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
       finish(r, rep.matmul_ops_per_token + attn_ops, int_path ? probe.int8_ops_per_s : probe.fma_flops,
              int_path ? "int8 peak" : "fp32 fma peak");
     }
+    // The depth prompt, prefilled once into sequence 0 (in chunks, as the engine would) and
+    // copied into the others; tg tests then decode from position `depth`, overwriting only the
+    // slots after it.
+    if (opt.depth > 0 && max_n > 0) {
+      const std::vector<int32_t> prompt = random_tokens(opt.depth);
+      for (int p0 = 0; p0 < opt.depth; p0 += 512) {
+        const int len = std::min(512, opt.depth - p0);
+        seq.decode(std::span<const int32_t>(prompt).subspan(static_cast<size_t>(p0), static_cast<size_t>(len)), p0);
+      }
+      seq.copy_prefix(opt.depth, max_par);
+    }
     for (int ng : opt.n_gen) {
       if (ng <= 0) continue;
-      BenchResult r;
-      r.test = "tg" + std::to_string(ng);
-      r.n_gen = ng;
-      r.threads = nth;
-      const std::vector<int32_t> toks = random_tokens(ng);
-      auto run_once = [&] {
-        for (int i = 0; i < ng; ++i) seq.decode(std::span<const int32_t>(&toks[static_cast<size_t>(i)], 1), i);
-      };
-      run_once();  // warm-up
-      ForwardProfile prof;
-      if (opt.profile) seq.set_profile(&prof);
-      for (int i = 0; i < opt.reps; ++i) {
-        const auto t0 = Clock::now();
-        run_once();
-        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-        r.tok_s.push_back(ng / s);
+      for (int np : opt.parallel) {
+        BenchResult r;
+        r.test = "tg" + std::to_string(ng);
+        if (opt.depth > 0) r.test += "@d" + std::to_string(opt.depth);
+        if (np > 1) r.test += " x" + std::to_string(np);
+        r.n_gen = ng;
+        r.parallel = np;
+        r.depth = opt.depth;
+        r.threads = nth;
+        const std::vector<int32_t> toks = random_tokens(ng * np);  // step i: toks[i * np + s]
+        auto run_once = [&] {
+          for (int i = 0; i < ng; ++i) {
+            const std::span<const int32_t> step_toks(&toks[static_cast<size_t>(i) * np], static_cast<size_t>(np));
+            if (np == 1) {
+              seq.decode(step_toks, opt.depth + i);
+            } else {
+              seq.step(step_toks, opt.depth + i);
+            }
+          }
+        };
+        run_once();  // warm-up
+        ForwardProfile prof;
+        if (opt.profile) seq.set_profile(&prof);
+        for (int i = 0; i < opt.reps; ++i) {
+          const auto t0 = Clock::now();
+          run_once();
+          const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+          r.tok_s.push_back(static_cast<double>(ng) * np / s);
+        }
+        seq.set_profile(nullptr);
+        r.profile = prof;
+        // Per token: its share of one pass over the weights (one per step for all np streams)
+        // plus its own sequence's cached rows.
+        const double bytes = static_cast<double>(rep.stream_bytes_per_token) / np +
+                             kv_row_bytes * (opt.depth + (ng + 1) / 2.0);
+        finish(r, bytes, probe.read_bytes_per_s, "read bandwidth");
       }
-      seq.set_profile(nullptr);
-      r.profile = prof;
-      const double bytes = static_cast<double>(rep.stream_bytes_per_token) + kv_row_bytes * (ng + 1) / 2.0;
-      finish(r, bytes, probe.read_bytes_per_s, "read bandwidth");
     }
   }
   rep.isa = std::string(isa_name(kernels.isa));

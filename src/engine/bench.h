@@ -4,6 +4,10 @@
 // ratio.
 //   ppN: one batch of N random tokens decoded from an empty KV cache; tok/s = N / time.
 //   tgN: N random tokens decoded one at a time from an empty cache; tok/s = N / time.
+//   tgN@dD: the same after D random prompt tokens (prefilled once, untimed), i.e. decoding at
+//     depth D, where attention reads D cached rows per token.
+//   tgN xP (tgN@dD xP): P sequences decoding together, one batched forward per step (each
+//     sequence its own cache, of depth D); tok/s = P · N / time, all streams together.
 // Each test runs once as a warm-up, then `reps` times; the figure is the median ± the sample
 // standard deviation of the repetitions.
 // Roofline: generation against memory bandwidth (bytes the weights and KV cache stream per token ×
@@ -27,6 +31,8 @@ struct BenchOptions {
   std::vector<int> n_prompt = {512};  // 0 entries are skipped
   std::vector<int> n_gen = {128};
   std::vector<int> threads = {1};
+  std::vector<int> parallel = {1};  // sequences decoding together in the tg tests
+  int depth = 0;                    // prompt tokens in each sequence's cache before a tg test
   int reps = 5;
   TensorType kv_type = TensorType::F16;
   bool probes = true;
@@ -36,11 +42,13 @@ struct BenchOptions {
 };
 
 struct BenchResult {
-  std::string test;  // "pp512", "tg128"
+  std::string test;  // "pp512", "tg128", "tg128@d1024", "tg128@d1024 x8"
   int n_prompt = 0;
   int n_gen = 0;
+  int parallel = 1;
+  int depth = 0;
   int threads = 0;
-  std::vector<double> tok_s;  // one per repetition
+  std::vector<double> tok_s;  // one per repetition (all parallel streams together)
   double median = 0;
   double mean = 0;
   double stddev = 0;

@@ -49,6 +49,9 @@ class GgufFile {
   uint64_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }  // start of the tensor data section
   size_t file_size() const { return size_; }
+  // Whether the bytes are a read-only map of a file (open), which can drop pages it no longer
+  // needs and read them back on use; false when parsed from memory.
+  bool is_file_mapped() const { return file_.data() != nullptr; }
 
   // Metadata in file order.
   const std::vector<std::pair<std::string, GgufValue>>& metadata() const { return metadata_; }

@@ -12,7 +12,14 @@
 // per-(column, block) activation terms are computed once for all row groups, per-(row, block)
 // weights are unpacked once for all columns of the panel, and y accumulates across chunks.
 // Best use: pass many rows (a thread's whole share) and many columns in one call.
+//
+// Q4_0 and Q8_0 also read the x16 layout (quant/x16_layout.h), whose group of 16 rows holds the
+// transposed quants and the scales as they are loaded here: the unpack becomes a few
+// contiguous loads, and each group is one stream instead of sixteen. The WeightPack is the
+// same, and so are the results, bit for bit. The x16 GEMV (one column) runs the micro-kernel's
+// arithmetic for one column straight from the loaded registers.
 #include "kernels/simd_avx512.h"
+#include "quant/x16_layout.h"
 
 namespace edgeinfer {
 
@@ -25,6 +32,7 @@ constexpr int kChunkBlocks = 8;
 constexpr int kPanel = 64;
 constexpr int kRowBlock = 128;  // rows sharing one pass of activation terms (multiple of kRows)
 constexpr int kMaxCols = 8;  // columns per micro-kernel call (accumulator registers)
+static_assert(kChunkBlocks == kX16ChunkBlocks, "the x16 layout's chunks are the tile's K chunks");
 
 // One row group's weights for one K chunk.
 struct WeightPack {
@@ -62,6 +70,36 @@ inline void transpose16x4(const uint8_t* const* rows, size_t off, __m512i t[4]) 
   t[1] = _mm512_unpackhi_epi64(a0, a2);
   t[2] = _mm512_unpacklo_epi64(a1, a3);
   t[3] = _mm512_unpackhi_epi64(a1, a3);
+}
+
+// x16 layout: the 16 f16 scales of a block, at sc.
+inline __m512 x16_scales(const uint8_t* sc) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sc)));
+}
+
+// Where block blk of an x16 group starts (quants) and where its scales are; V = 64-byte quant
+// vectors per block (the layout's Q / 4).
+template <int V>
+struct X16Block {
+  static constexpr size_t kBlockBytes = 64 * V + 32;  // 16 rows' quants and scales
+  const uint8_t* q;
+  const uint8_t* sc;
+  X16Block(const uint8_t* g, int64_t nb, int64_t blk) {
+    const int64_t c0 = blk / kX16ChunkBlocks * kX16ChunkBlocks;
+    const int64_t kb = nb - c0 < kX16ChunkBlocks ? nb - c0 : kX16ChunkBlocks;
+    const uint8_t* chunk = g + static_cast<size_t>(c0) * kBlockBytes;
+    q = chunk + static_cast<size_t>(blk - c0) * (64 * V);
+    sc = chunk + static_cast<size_t>(kb) * (64 * V) + static_cast<size_t>(blk - c0) * 32;
+  }
+};
+
+// How far ahead of the chunk being read the x16 kernels request the stream (bytes): one
+// contiguous stream per thread at DRAM speed needs more lines in flight than the hardware
+// prefetcher keeps.
+constexpr size_t kX16PrefetchAhead = 4096;
+inline void x16_prefetch(const uint8_t* chunk, size_t bytes) {
+  const char* p = reinterpret_cast<const char*>(chunk) + kX16PrefetchAhead;
+  for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
 }
 
 // f16 fields at rows[r] + off as 16 floats.
@@ -111,6 +149,13 @@ struct FmtQ4_0 {
     transpose16x4(rows, base + offsetof(Block, qs), t);
     nibbles_to_pack(t, p.q[b]);
     p.d[b] = gather_f16(rows, base + offsetof(Block, d));
+  }
+  // x16 layout: the block's quants at q (X16Block).
+  static constexpr int kX16Vectors = 4;  // 64-byte quant vectors per block
+  static void quants_x16(const uint8_t* q, __m512i out[8]) {
+    __m512i t[kX16Vectors];
+    for (int j = 0; j < kX16Vectors; ++j) t[j] = _mm512_loadu_si512(q + 64 * j);
+    nibbles_to_pack(t, out);
   }
 };
 
@@ -181,6 +226,54 @@ struct FmtQ8_0 {
     for (int j = 0; j < 4; ++j) p.q[b][j + 4] = _mm512_xor_si512(t[j], bias);
     p.d[b] = gather_f16(rows, base + offsetof(Block, d));
   }
+  static constexpr int kX16Vectors = 8;
+  static void quants_x16(const uint8_t* q, __m512i out[8]) {
+    const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+    for (int j = 0; j < 8; ++j) out[j] = _mm512_xor_si512(_mm512_loadu_si512(q + 64 * j), bias);
+  }
+};
+
+// Where a tile's weights come from. RowSource: GGUF rows, `stride` bytes apart, 16 row pointers
+// per group. X16Source: the x16 layout, `stride` = group bytes, one pointer per group.
+template <class Fmt>
+struct RowSource {
+  const uint8_t* wb;
+  size_t stride;
+  int64_t n_rows;
+  int64_t nb;
+  struct Group {
+    const uint8_t* rows[kRows];
+  };
+  Group group(int64_t r0, int nr) const {
+    Group g;
+    for (int r = 0; r < kRows; ++r) g.rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * stride;
+    return g;
+  }
+  void unpack(const Group& g, int64_t blk, WeightPack& p, int b) const { Fmt::unpack(g.rows, blk, p, b); }
+  void prefetch_after(int64_t r0, int64_t k0, int kb) const;
+};
+
+template <class Fmt>
+struct X16Source {
+  const uint8_t* wb;
+  size_t stride;
+  int64_t n_rows;
+  int64_t nb;
+  struct Group {
+    const uint8_t* p;
+  };
+  using Block = X16Block<Fmt::kX16Vectors>;
+  Group group(int64_t r0, int) const { return {wb + static_cast<size_t>(r0 / kRows) * stride}; }
+  void unpack(const Group& g, int64_t blk, WeightPack& p, int b) const {
+    const Block at(g.p, nb, blk);
+    Fmt::quants_x16(at.q, p.q[b]);
+    p.d[b] = x16_scales(at.sc);
+  }
+  // The thread's groups are one contiguous stream: requested ahead of the chunk at k0.
+  void prefetch_after(int64_t r0, int64_t k0, int kb) const {
+    x16_prefetch(wb + static_cast<size_t>(r0 / kRows) * stride + static_cast<size_t>(k0) * Block::kBlockBytes,
+                 static_cast<size_t>(kb) * Block::kBlockBytes);
+  }
 };
 
 // Sums of the 32 int8 of up to 8 consecutive activation blocks (kb of them; the others 0).
@@ -216,6 +309,11 @@ inline void prefetch_next_group(const uint8_t* wb, size_t w_stride, int64_t r_ne
                     static_cast<size_t>(k0) * sizeof(typename Fmt::Block);
     for (size_t o = 0; o < bytes; o += 64) _mm_prefetch(p + o, _MM_HINT_T0);
   }
+}
+
+template <class Fmt>
+void RowSource<Fmt>::prefetch_after(int64_t r0, int64_t k0, int kb) const {
+  prefetch_next_group<Fmt>(wb, stride, r0 + kRows, n_rows, k0, kb);
 }
 
 // Activation terms of columns [0, np) of the panel for blocks [k0, k0 + kb).
@@ -284,11 +382,10 @@ void micro_dispatch(int nc, const WeightPack& w, int kb, const Act& a, int c0, c
   }
 }
 
-template <class Fmt>
-void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
-               size_t x_stride, float* y, size_t y_stride) {
+template <class Fmt, class Src>
+void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const void* x, size_t x_stride, float* y,
+               size_t y_stride) {
   const int64_t nb = n / kQK;
-  const uint8_t* wb = static_cast<const uint8_t*>(w);
   const uint8_t* xb = static_cast<const uint8_t*>(x);
   alignas(64) WeightPack wp;
   alignas(64) ActPack ap;
@@ -304,14 +401,13 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
     }
     for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
       const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
-      const uint8_t* rows[kRows];
-      for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+      const typename Src::Group g = src.group(r0, nr);
       const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
       for (int64_t ch = 0; ch < n_chunks; ++ch) {
         const int64_t k0 = ch * kChunkBlocks;
         const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
-        prefetch_next_group<Fmt>(wb, w_stride, r0 + kRows, n_rows, k0, kb);
-        for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
+        src.prefetch_after(r0, k0, kb);
+        for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
         micro_dispatch<Fmt, kMaxCols>(np, wp, kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask, k0 == 0);
       }
     }
@@ -331,10 +427,9 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
         prepare_activations<Fmt>(xp, x_stride, np, k0, kb, ap);
         for (int64_t r0 = rb0; r0 < rb1; r0 += kRows) {
           const int nr = static_cast<int>(rb1 - r0 < kRows ? rb1 - r0 : kRows);
-          const uint8_t* rows[kRows];
-          for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
-          if (row_block == kRows) prefetch_next_group<Fmt>(wb, w_stride, r0 + kRows, n_rows, k0, kb);
-          for (int b = 0; b < kb; ++b) Fmt::unpack(rows, k0 + b, wp, b);
+          const typename Src::Group g = src.group(r0, nr);
+          if (row_block == kRows) src.prefetch_after(r0, k0, kb);
+          for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
           const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
           for (int c0 = 0; c0 < np; c0 += kMaxCols) {
             const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
@@ -346,27 +441,100 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
   }
 }
 
+template <class Fmt>
+void gemm_tile_rows(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                    size_t x_stride, float* y, size_t y_stride) {
+  const RowSource<Fmt> src{static_cast<const uint8_t*>(w), w_stride, n_rows, n / kQK};
+  gemm_tile<Fmt>(src, n, n_rows, n_cols, x, x_stride, y, y_stride);
+}
+
+template <class Fmt>
+void gemm_tile_x16(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                   size_t x_stride, float* y, size_t y_stride) {
+  const X16Source<Fmt> src{static_cast<const uint8_t*>(w), w_stride, n_rows, n / kQK};
+  gemm_tile<Fmt>(src, n, n_rows, n_cols, x, x_stride, y, y_stride);
+}
+
+// One column over the x16 layout: micro_kernel<Fmt, 1>'s operations on each block, in the same
+// order (init chain and zero chain, added, then one FMA by dw * da), with the quants unpacked
+// into registers instead of a WeightPack, so every element has the tile's bits.
+template <class Fmt>
+void gemv_x16(int64_t n, int64_t n_rows, const void* w, size_t group_bytes, const void* xv, float* y) {
+  static_assert(!Fmt::kAffine);
+  using XB = typename Fmt::XBlock;
+  const int64_t nb = n / kQK;
+  const XB* x = static_cast<const XB*>(xv);
+  const uint8_t* wb = static_cast<const uint8_t*>(w);
+  using Block = X16Block<Fmt::kX16Vectors>;
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+    const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+    const uint8_t* g = wb + static_cast<size_t>(r0 / kRows) * group_bytes;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t k0 = 0; k0 < nb; k0 += kChunkBlocks) {
+      const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
+      x16_prefetch(g + static_cast<size_t>(k0) * Block::kBlockBytes, static_cast<size_t>(kb) * Block::kBlockBytes);
+      // The activation terms as prepare_activations computes them.
+      alignas(32) int32_t init[kChunkBlocks];
+      alignas(32) float da[kChunkBlocks];
+      alignas(16) uint16_t h[kChunkBlocks] = {};
+      for (int b = 0; b < kb; ++b) h[b] = x[k0 + b].d;
+      _mm256_store_ps(da, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h))));
+      _mm256_store_si256(reinterpret_cast<__m256i*>(init),
+                         _mm256_mullo_epi32(block_sums8(x + k0, kb), _mm256_set1_epi32(-Fmt::kOffset)));
+      for (int b = 0; b < kb; ++b) {
+        const Block at(g, nb, k0 + b);
+        __m512i q[8];
+        Fmt::quants_x16(at.q, q);
+        const int8_t* xq = x[k0 + b].qs;
+        __m512i s0 = _mm512_set1_epi32(init[b]), s1 = _mm512_setzero_si512();
+        for (int j = 0; j < 8; j += 2) {
+          s0 = dpbusd_bcast(s0, q[j], xq + 4 * j);
+          s1 = dpbusd_bcast(s1, q[j + 1], xq + 4 * j + 4);
+        }
+        const __m512 dw = x16_scales(at.sc);
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), _mm512_mul_ps(dw, _mm512_set1_ps(da[b])), acc);
+      }
+    }
+    _mm512_mask_storeu_ps(y + r0, static_cast<__mmask16>((1u << nr) - 1), acc);
+  }
+}
+
 }  // namespace
 
 void q4_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                            const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ4_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+  gemm_tile_rows<FmtQ4_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
 }
 void q4_1_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                            const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ4_1>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+  gemm_tile_rows<FmtQ4_1>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
 }
 void q5_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                            const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ5_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+  gemm_tile_rows<FmtQ5_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
 }
 void q5_1_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                            const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ5_1>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+  gemm_tile_rows<FmtQ5_1>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
 }
 void q8_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                            const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ8_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+  gemm_tile_rows<FmtQ8_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+
+void q4_0_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                               const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile_x16<FmtQ4_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+void q8_0_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                               const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile_x16<FmtQ8_0>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);
+}
+void q4_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
+  gemv_x16<FmtQ4_0>(n, n_rows, w, w_stride, x, y);
+}
+void q8_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
+  gemv_x16<FmtQ8_0>(n, n_rows, w, w_stride, x, y);
 }
 
 }  // namespace edgeinfer

@@ -63,6 +63,12 @@ struct Kernels {
   // Indexed by weight type id; nullptr where no GEMV reproduces the tile (matmul then runs
   // decode rows through vec_dot, as the caller's per-row choice says).
   std::array<GemvFn, kTensorTypeCount> gemv{};
+  // Indexed by weight type id; nullptr where the path has no kernels for the x16 layout
+  // (quant/x16_layout.h). Same contracts as gemm_tile and gemv with the same bits, over a
+  // repacked matrix: `w` is the group holding the call's first row (a multiple of 16 rows into
+  // the matrix) and `w_stride` the layout's group bytes. Set in pairs.
+  std::array<GemmTileFn, kTensorTypeCount> gemm_tile_x16{};
+  std::array<GemvFn, kTensorTypeCount> gemv_x16{};
   // Indexed by KV cache type id (F32, F16); nullptr for the others (attention dequantizes).
   std::array<VecMadFn, kTensorTypeCount> vec_mad{};
   // Indexed by KV cache type id; nullptr where attention loops vec_dot instead.

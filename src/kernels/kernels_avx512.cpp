@@ -45,6 +45,10 @@ void fill_avx512_kernels(Kernels& k) {
 
   k.gemv[id(T::Q4_0)] = q4_0_gemv_avx512;
   k.gemv[id(T::Q8_0)] = q8_0_gemv_avx512;
+  k.gemm_tile_x16[id(T::Q4_0)] = q4_0_gemm_tile_x16_avx512;
+  k.gemm_tile_x16[id(T::Q8_0)] = q8_0_gemm_tile_x16_avx512;
+  k.gemv_x16[id(T::Q4_0)] = q4_0_gemv_x16_avx512;
+  k.gemv_x16[id(T::Q8_0)] = q8_0_gemv_x16_avx512;
 
   k.softmax = softmax_avx512;
   k.vec_mad[id(T::F32)] = f32_vec_mad_avx512;

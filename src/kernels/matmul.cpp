@@ -4,6 +4,7 @@
 #include <atomic>
 #include <string>
 
+#include "quant/x16_layout.h"
 #include "util/error.h"
 
 namespace edgeinfer {
@@ -60,6 +61,16 @@ class MatmulJob {
     const uint32_t tid = static_cast<uint32_t>(w.type);
     tile_ = k.gemm_tile[tid];
     dot_ = k.vec_dot[tid];
+    wdata_ = w.data;
+    wstride_ = w.row_bytes;
+    if (w.x16 && k.gemm_tile_x16[tid] && k.gemv_x16[tid]) {
+      // The repacked matrix: one stream per 16 rows; kRowChunk is a whole number of groups.
+      static_assert(kRowChunk % kX16Rows == 0);
+      tile_ = k.gemm_tile_x16[tid];
+      wdata_ = w.x16;
+      wstride_ = w.x16_group_bytes;
+      rows_per_stride_ = kX16Rows;
+    }
     if (!dot_) throw Error("matmul: no dot product for " + std::string(tensor_type_name(w.type)));
     if (!decode_rows.empty() && static_cast<int64_t>(decode_rows.size()) != n_tokens) {
       throw Error("matmul: " + std::to_string(decode_rows.size()) + " kernel choices for " +
@@ -67,7 +78,7 @@ class MatmulJob {
     }
     // With a GEMV that reproduces the tile, every row gets the tile's bits whichever of the two
     // runs it: one row takes the GEMV, several the tile, and the caller's choice is moot.
-    gemv_ = tile_ ? k.gemv[tid] : nullptr;
+    gemv_ = rows_per_stride_ > 1 ? k.gemv_x16[tid] : tile_ ? k.gemv[tid] : nullptr;
   }
 
   int64_t macs() const { return w_->n_out * w_->n_in * n_tokens_; }
@@ -80,8 +91,9 @@ class MatmulJob {
     const int64_t c0 = n_chunks() * ith / nth, c1 = n_chunks() * (ith + 1) / nth;
     const int64_t r0 = c0 * kRowChunk, r1 = std::min(n_out, c1 * kRowChunk);
     if (r0 >= r1) return;
+    const uint8_t* wr = wdata_ + static_cast<size_t>(r0 / rows_per_stride_) * wstride_;
     if (gemv_ && n_tokens_ == 1) {
-      gemv_(w_->n_in, r1 - r0, w_->data + r0 * w_->row_bytes, w_->row_bytes, x_, y_ + r0);
+      gemv_(w_->n_in, r1 - r0, wr, wstride_, x_, y_ + r0);
       return;
     }
     // Prefill rows: one tile call per run of consecutive tile rows (at most kTokenChunk) over
@@ -97,8 +109,8 @@ class MatmulJob {
       }
       int64_t t1 = t0 + 1;
       while (t1 < n_tokens_ && t1 - t0 < kTokenChunk && !by_dot(t1)) ++t1;
-      tile_(w_->n_in, r1 - r0, t1 - t0, w_->data + r0 * w_->row_bytes, w_->row_bytes, x_ + t0 * xb_, xb_,
-            y_ + t0 * n_out + r0, static_cast<size_t>(n_out));
+      tile_(w_->n_in, r1 - r0, t1 - t0, wr, wstride_, x_ + t0 * xb_, xb_, y_ + t0 * n_out + r0,
+            static_cast<size_t>(n_out));
       t0 = t1;
     }
     if (!any_dot) return;
@@ -133,6 +145,11 @@ class MatmulJob {
   GemmTileFn tile_ = nullptr;
   VecDotFn dot_ = nullptr;
   GemvFn gemv_ = nullptr;
+  // What tile_ and gemv_ read: the rows (one per stride) or the x16 groups (16 per stride).
+  // vec_dot always reads the rows.
+  const uint8_t* wdata_ = nullptr;
+  size_t wstride_ = 0;
+  int64_t rows_per_stride_ = 1;
 };
 
 // Runs the jobs in one hand-off to the pool (or on the caller when the work is small). Each job

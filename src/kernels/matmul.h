@@ -19,6 +19,11 @@ struct WeightMatrix {
   int64_t n_out = 0;  // number of rows (GGUF ne[1])
   const uint8_t* data = nullptr;
   size_t row_bytes = 0;
+  // The same matrix in the x16 layout (quant/x16_layout.h), when it was repacked at load; a
+  // path with x16 kernels for the type reads this instead of the rows (same results, bit for
+  // bit). nullptr: rows only.
+  const uint8_t* x16 = nullptr;
+  size_t x16_group_bytes = 0;
 };
 
 // Reusable buffers for converted activations; grow on demand, never shrink. `act` holds the

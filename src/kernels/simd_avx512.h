@@ -164,6 +164,13 @@ static inline __m512i unpack_nibbles2(const uint8_t* qs0, const uint8_t* qs1) {
 // gemv_q_avx512.cpp: decode GEMV with the tiles' arithmetic.
 void q4_0_gemv_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 void q8_0_gemv_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
+// gemm_q_avx512.cpp: tile and GEMV over the x16 layout (quant/x16_layout.h).
+void q4_0_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                               const void* x, size_t x_stride, float* y, size_t y_stride);
+void q8_0_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                               const void* x, size_t x_stride, float* y, size_t y_stride);
+void q4_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
+void q8_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 // attention's softmax (kernels/softmax_avx512.cpp)
 void softmax_avx512(float* x, int64_t n, bool round_f16);
 // attention's y += w * x (kernels/vec_mad_avx512.cpp)

@@ -1,8 +1,18 @@
 #include "model/model.h"
 
-#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kernels/kernels.h"
 #include "quant/type_traits.h"
+#include "quant/blocks.h"
+#include "quant/x16_layout.h"
 #include "util/error.h"
 
 namespace edgeinfer {
@@ -77,7 +87,75 @@ class Binder {
 
 }  // namespace
 
-std::unique_ptr<Model> Model::load(const std::string& path) { return from_gguf(GgufFile::open(path)); }
+std::unique_ptr<Model> Model::load(const std::string& path) {
+  ModelLoadOptions o;
+  const char* env = std::getenv("EDGEINFER_REPACK");
+  if (!env || std::string(env) != "0") o.repack_for = &kernels_for(select_isa());
+  return load(path, o);
+}
+
+std::unique_ptr<Model> Model::load(const std::string& path, const ModelLoadOptions& options) {
+  std::unique_ptr<Model> m = from_gguf(GgufFile::open(path));
+  if (options.repack_for) m->repack(*options.repack_for);
+  return m;
+}
+
+void Model::FreeAligned::operator()(uint8_t* p) const { std::free(p); }
+
+void Model::repack(const Kernels& k) {
+  std::vector<WeightMatrix*> todo;
+  auto consider = [&](WeightMatrix& w) {
+    const auto tid = static_cast<uint32_t>(w.type);
+    if (w.data && !w.x16 && x16_supported(w.type) && k.gemm_tile_x16[tid] && k.gemv_x16[tid] && w.n_in % kQK == 0) {
+      todo.push_back(&w);
+    }
+  };
+  for (LayerWeights& L : weights_.layers) {
+    for (WeightMatrix* w : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) consider(*w);
+  }
+  consider(weights_.output);
+  if (todo.empty()) return;
+  constexpr size_t kAlign = 64;
+  auto padded = [](size_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
+  size_t total = 0;
+  for (const WeightMatrix* w : todo) total += padded(x16_matrix_bytes(w->type, w->n_in, w->n_out));
+  // 2 MiB-aligned and advised for huge pages: a few hundred page faults to fill it, not ~150k.
+  constexpr size_t kHuge = size_t{2} << 20;
+  total = (total + kHuge - 1) / kHuge * kHuge;
+  auto* arena = static_cast<uint8_t*>(std::aligned_alloc(kHuge, total));
+  if (!arena) throw Error(file_.path() + ": cannot allocate " + std::to_string(total >> 20) + " MiB to repack the weights");
+  x16_arena_.reset(arena);
+  ::madvise(arena, total, MADV_HUGEPAGE);  // advice only: without it the buffer is still correct
+  // Each matrix is packed by every hardware thread (a slice of its groups each), then its rows'
+  // pages leave resident memory (whole pages inside the matrix only; reading a row again maps
+  // it back from the file), so resident memory grows by at most one matrix over the file.
+  const unsigned n_threads = std::clamp(std::thread::hardware_concurrency(), 1u, 16u);
+  const long page = sysconf(_SC_PAGESIZE);
+  size_t off = 0;
+  for (WeightMatrix* w : todo) {
+    uint8_t* dst = arena + off;
+    off += padded(x16_matrix_bytes(w->type, w->n_in, w->n_out));
+    const int64_t groups = (w->n_out + kX16Rows - 1) / kX16Rows;
+    auto slice = [&, w](unsigned t) {
+      x16_pack_groups(w->type, w->n_in, w->n_out, w->data, w->row_bytes, dst, groups * t / n_threads,
+                      groups * (t + 1) / n_threads);
+    };
+    std::vector<std::thread> threads;
+    for (unsigned t = 1; t < n_threads; ++t) threads.emplace_back(slice, t);
+    slice(0);
+    for (std::thread& t : threads) t.join();
+    w->x16 = dst;
+    w->x16_group_bytes = x16_group_bytes(w->type, w->n_in);
+    if (file_.is_file_mapped() && page > 0) {
+      const auto ps = static_cast<uintptr_t>(page);
+      const auto b = reinterpret_cast<uintptr_t>(w->data), e = b + w->row_bytes * static_cast<size_t>(w->n_out);
+      const uintptr_t pb = (b + ps - 1) / ps * ps, pe = e / ps * ps;
+      if (pe > pb) ::madvise(reinterpret_cast<void*>(pb), pe - pb, MADV_DONTNEED);
+    }
+  }
+  x16_bytes_ = total;
+  x16_matrices_ = static_cast<int>(todo.size());
+}
 
 std::unique_ptr<Model> Model::from_gguf(GgufFile file) {
   std::unique_ptr<Model> m(new Model(std::move(file)));

@@ -39,11 +39,22 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
 };
 
+struct ModelLoadOptions {
+  // Matrices whose type these kernels read faster in the x16 layout (quant/x16_layout.h) are
+  // repacked into one aligned buffer; each repacked matrix's file pages are then released (the
+  // mapping reads them back if the rows are used again), so resident memory stays about the
+  // file's size. nullptr: no repacking, every matrix read from the mapping.
+  const Kernels* repack_for = nullptr;
+};
+
 class Model {
  public:
   // Loads and validates a GGUF model. Throws Error naming the file and the problem:
   // unsupported architecture, missing metadata key, missing tensor, wrong shape or type.
+  // The one-argument form repacks for the machine's kernels (kernels_for(select_isa())) unless
+  // the environment sets EDGEINFER_REPACK=0.
   static std::unique_ptr<Model> load(const std::string& path);
+  static std::unique_ptr<Model> load(const std::string& path, const ModelLoadOptions& options);
   // Binds a model to an already-parsed file (takes ownership).
   static std::unique_ptr<Model> from_gguf(GgufFile file);
 
@@ -53,12 +64,22 @@ class Model {
   const ModelWeights& weights() const { return weights_; }
   // Bytes of tensor data (what decoding streams per token, roughly).
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // The repacked copies: bytes held, and how many matrices (0 without repacking).
+  uint64_t repacked_bytes() const { return x16_bytes_; }
+  int repacked_matrices() const { return x16_matrices_; }
 
  private:
   explicit Model(GgufFile file) : file_(std::move(file)) {}
   void bind();
+  void repack(const Kernels& k);
 
+  struct FreeAligned {
+    void operator()(uint8_t* p) const;
+  };
   GgufFile file_;
+  std::unique_ptr<uint8_t, FreeAligned> x16_arena_;
+  uint64_t x16_bytes_ = 0;
+  int x16_matrices_ = 0;
   const ArchDesc* arch_ = nullptr;
   ModelConfig config_;
   ModelWeights weights_;

@@ -7,6 +7,7 @@
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "tools_test_util.h"
+#include "util/error.h"
 #include "util/probes.h"
 #include "util/thread_pool.h"
 
@@ -64,6 +65,37 @@ TEST(Bench, RunsPpAndTgOnSynthLlama) {
     EXPECT_GT(r.profile.total(), 0.0);
     EXPECT_GT(r.profile.seconds[static_cast<int>(FwdOp::GateUp)], 0.0);
   }
+}
+
+TEST(Bench, GenerationAtDepthWithParallelStreams) {
+  auto model = Model::load(data_file("models/synth-llama-q4_0.gguf"));
+  BenchOptions bo;
+  bo.n_prompt = {0};
+  bo.n_gen = {4};
+  bo.threads = {2};
+  bo.parallel = {1, 3};
+  bo.depth = 37;  // not a whole number of 16-slot blocks
+  bo.reps = 2;
+  bo.profile = true;
+  bo.probes = false;
+  const BenchReport rep = run_bench(*model, "synth-llama-q4_0", kernels_for(select_isa()), bo);
+  ASSERT_EQ(rep.results.size(), 2u);
+  EXPECT_EQ(rep.results[0].test, "tg4@d37");
+  EXPECT_EQ(rep.results[1].test, "tg4@d37 x3");
+  for (const BenchResult& r : rep.results) {
+    SCOPED_TRACE(r.test);
+    EXPECT_EQ(r.depth, 37);
+    ASSERT_EQ(r.tok_s.size(), 2u);
+    EXPECT_GT(r.median, 1.0);
+    EXPECT_EQ(r.profile.forward_calls, 2u * 4u);  // one batched forward per step, whatever the streams
+    EXPECT_GT(r.profile.seconds[static_cast<int>(FwdOp::Attention)], 0.0);
+  }
+  EXPECT_EQ(rep.results[1].parallel, 3);
+  bo.parallel = {0};
+  EXPECT_THROW(run_bench(*model, "m", kernels_for(select_isa()), bo), Error);
+  bo.parallel = {1};
+  bo.depth = -1;
+  EXPECT_THROW(run_bench(*model, "m", kernels_for(select_isa()), bo), Error);
 }
 
 TEST(Bench, Statistics) {

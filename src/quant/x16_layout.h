@@ -1,0 +1,44 @@
+#pragma once
+// The x16 weight layout: a load-time repacking of a Q4_0 or Q8_0 matrix in which the kernels of
+// wide SIMD paths read 16 rows side by side from one contiguous stream. Facts of the format:
+//   - rows are taken in groups of 16 (the last group padded with zero rows), each group
+//     group_bytes long, groups in row order;
+//   - a group is a sequence of chunks of 8 blocks (32 elements each; the last chunk may have
+//     fewer), so that a kernel walking K reads the group front to back as one stream. A chunk of
+//     kb blocks starting at block c0 begins at byte c0 * 16 * (Q + 2), where Q is the type's
+//     quant bytes per block (16 for Q4_0, 32 for Q8_0). It holds the quants of its blocks and
+//     then their scales: the quants of block c0 + i at + i * 16 * Q, as Q / 4 vectors of 64
+//     bytes, byte 4r + k of vector j being byte 4j + k of row r's quants (the 16 rows' dword j
+//     in one vector); the scales of block c0 + i at + kb * 16 * Q + i * 32, the f16 scale of
+//     row r at + 2r;
+//   - the quants and scales are the GGUF blocks' own bytes, moved, not changed: the size is the
+//     same as the rows' (plus the padding of a last partial group).
+// The rows stay where they were; a matrix that has an x16 copy is still readable row by row.
+#include <cstddef>
+#include <cstdint>
+
+#include "quant/tensor_type.h"
+
+namespace edgeinfer {
+
+inline constexpr int kX16Rows = 16;
+inline constexpr int kX16ChunkBlocks = 8;
+
+// Whether `t` has an x16 layout (Q4_0, Q8_0).
+bool x16_supported(TensorType t);
+// Bytes of one group of 16 rows of n_in elements; n_in must be a multiple of 32.
+size_t x16_group_bytes(TensorType t, int64_t n_in);
+// Bytes of the whole repacked matrix of n_out rows.
+size_t x16_matrix_bytes(TensorType t, int64_t n_in, int64_t n_out);
+// Repacks n_out rows of n_in elements (row r at rows + r * row_bytes) into dst
+// (x16_matrix_bytes of it). Throws Error for a type without the layout or a partial block.
+void x16_pack(TensorType t, int64_t n_in, int64_t n_out, const uint8_t* rows, size_t row_bytes, uint8_t* dst);
+// The same for groups [g0, g1) only (rows [16 g0, 16 g1)), so that a matrix can be packed by
+// several threads; dst is still the whole matrix's buffer.
+void x16_pack_groups(TensorType t, int64_t n_in, int64_t n_out, const uint8_t* rows, size_t row_bytes, uint8_t* dst,
+                     int64_t g0, int64_t g1);
+// Row `row` of a repacked matrix back in GGUF row form (row_bytes of it): the inverse of
+// x16_pack, for tests and checks.
+void x16_unpack_row(TensorType t, int64_t n_in, const uint8_t* packed, int64_t row, uint8_t* out);
+
+}  // namespace edgeinfer
