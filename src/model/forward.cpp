@@ -214,9 +214,11 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       matmul_many(K, pool, gate_up, xb, n, mm_, tok_decode_);
     }
     lap(FwdOp::GateUp);
-    par_tokens([&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) silu_mul(gate_.data() + t * F, up_.data() + t * F, gate_.data() + t * F, F);
-    });
+    // Element-wise over the whole [n][F] block (one exp per element): split by elements, not
+    // tokens, so that a few decoding tokens still use every thread.
+    pool.parallel_for(
+        n * F, [&](int64_t i0, int64_t i1) { silu_mul(gate_.data() + i0, up_.data() + i0, gate_.data() + i0, i1 - i0); },
+        16384);
     lap(FwdOp::Act);
     matmul(K, pool, L.w_down, gate_.data(), n, xb, mm_, tok_decode_);
     par_tokens([&](int64_t t0, int64_t t1) {
