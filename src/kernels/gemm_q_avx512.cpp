@@ -240,7 +240,6 @@ struct RowSource {
   const uint8_t* wb;
   size_t stride;
   int64_t n_rows;
-  int64_t nb;
   struct Group {
     const uint8_t* rows[kRows];
   };
@@ -257,7 +256,6 @@ template <class Fmt>
 struct X16Source {
   const uint8_t* wb;
   size_t stride;
-  int64_t n_rows;
   int64_t nb;
   struct Group {
     const uint8_t* p;
@@ -444,14 +442,14 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
 template <class Fmt>
 void gemm_tile_rows(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                     size_t x_stride, float* y, size_t y_stride) {
-  const RowSource<Fmt> src{static_cast<const uint8_t*>(w), w_stride, n_rows, n / kQK};
+  const RowSource<Fmt> src{static_cast<const uint8_t*>(w), w_stride, n_rows};
   gemm_tile<Fmt>(src, n, n_rows, n_cols, x, x_stride, y, y_stride);
 }
 
 template <class Fmt>
 void gemm_tile_x16(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                    size_t x_stride, float* y, size_t y_stride) {
-  const X16Source<Fmt> src{static_cast<const uint8_t*>(w), w_stride, n_rows, n / kQK};
+  const X16Source<Fmt> src{static_cast<const uint8_t*>(w), w_stride, n / kQK};
   gemm_tile<Fmt>(src, n, n_rows, n_cols, x, x_stride, y, y_stride);
 }
 
@@ -462,40 +460,49 @@ template <class Fmt>
 void gemv_x16(int64_t n, int64_t n_rows, const void* w, size_t group_bytes, const void* xv, float* y) {
   static_assert(!Fmt::kAffine);
   using XB = typename Fmt::XBlock;
+  using Block = X16Block<Fmt::kX16Vectors>;
   const int64_t nb = n / kQK;
+  const int64_t n_chunks = (nb + kChunkBlocks - 1) / kChunkBlocks;
   const XB* x = static_cast<const XB*>(xv);
   const uint8_t* wb = static_cast<const uint8_t*>(w);
-  using Block = X16Block<Fmt::kX16Vectors>;
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
-    const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
-    const uint8_t* g = wb + static_cast<size_t>(r0 / kRows) * group_bytes;
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t k0 = 0; k0 < nb; k0 += kChunkBlocks) {
-      const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
-      x16_prefetch(g + static_cast<size_t>(k0) * Block::kBlockBytes, static_cast<size_t>(kb) * Block::kBlockBytes);
-      // The activation terms as prepare_activations computes them.
-      alignas(32) int32_t init[kChunkBlocks];
-      alignas(32) float da[kChunkBlocks];
-      alignas(16) uint16_t h[kChunkBlocks] = {};
-      for (int b = 0; b < kb; ++b) h[b] = x[k0 + b].d;
-      _mm256_store_ps(da, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h))));
-      _mm256_store_si256(reinterpret_cast<__m256i*>(init),
-                         _mm256_mullo_epi32(block_sums8(x + k0, kb), _mm256_set1_epi32(-Fmt::kOffset)));
-      for (int b = 0; b < kb; ++b) {
-        const Block at(g, nb, k0 + b);
-        __m512i q[8];
-        Fmt::quants_x16(at.q, q);
-        const int8_t* xq = x[k0 + b].qs;
-        __m512i s0 = _mm512_set1_epi32(init[b]), s1 = _mm512_setzero_si512();
-        for (int j = 0; j < 8; j += 2) {
-          s0 = dpbusd_bcast(s0, q[j], xq + 4 * j);
-          s1 = dpbusd_bcast(s1, q[j + 1], xq + 4 * j + 4);
-        }
-        const __m512 dw = x16_scales(at.sc);
-        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), _mm512_mul_ps(dw, _mm512_set1_ps(da[b])), acc);
-      }
+  // The activation terms of every chunk, computed once per call as the tile computes them; K
+  // past kFewActMaxChunks chunks is taken in segments, y holding the sums in between (a float
+  // stored and reloaded is unchanged, as in the tile).
+  alignas(64) ActTerms<1> fa[kFewActMaxChunks];
+  for (int64_t s0 = 0; s0 < n_chunks; s0 += kFewActMaxChunks) {
+    const int64_t s1 = n_chunks - s0 < kFewActMaxChunks ? n_chunks : s0 + kFewActMaxChunks;
+    for (int64_t ch = s0; ch < s1; ++ch) {
+      const int64_t k0 = ch * kChunkBlocks;
+      prepare_activations<Fmt>(static_cast<const uint8_t*>(xv), 0, 1, k0,
+                               static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks), fa[ch - s0]);
     }
-    _mm512_mask_storeu_ps(y + r0, static_cast<__mmask16>((1u << nr) - 1), acc);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+      const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+      const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+      const uint8_t* g = wb + static_cast<size_t>(r0 / kRows) * group_bytes;
+      __m512 acc = s0 == 0 ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rmask, y + r0);
+      for (int64_t ch = s0; ch < s1; ++ch) {
+        const int64_t k0 = ch * kChunkBlocks;
+        const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
+        const ActTerms<1>& a = fa[ch - s0];
+        x16_prefetch(g + static_cast<size_t>(k0) * Block::kBlockBytes, static_cast<size_t>(kb) * Block::kBlockBytes);
+        for (int b = 0; b < kb; ++b) {
+          const Block at(g, nb, k0 + b);
+          __m512i q[8];
+          Fmt::quants_x16(at.q, q);
+          const int8_t* xq = x[k0 + b].qs;
+          __m512i e = _mm512_set1_epi32(a.init[0][b]), o = _mm512_setzero_si512();
+          for (int j = 0; j < 8; j += 2) {
+            e = dpbusd_bcast(e, q[j], xq + 4 * j);
+            o = dpbusd_bcast(o, q[j + 1], xq + 4 * j + 4);
+          }
+          const __m512 dw = x16_scales(at.sc);
+          acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(e, o)), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[0][b])),
+                                acc);
+        }
+      }
+      _mm512_mask_storeu_ps(y + r0, rmask, acc);
+    }
   }
 }
 

@@ -92,6 +92,16 @@ std::vector<float> to_float(T t, const void* row, int64_t n) {
 
 }  // namespace
 
+std::vector<uint8_t> random_weight_rows(TensorType t, int64_t n, int64_t rows, std::mt19937& rng) {
+  const size_t rb = row_bytes(t, n);
+  std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto row = random_weight_row(t, n, rng);
+    std::memcpy(&w[static_cast<size_t>(r) * rb], row.data(), rb);
+  }
+  return w;
+}
+
 std::vector<uint8_t> random_weight_row(TensorType t, int64_t n, std::mt19937& rng) {
   const TypeTraits& tr = type_traits(t);
   if (!tr.is_quantized || (rng() & 1u)) {

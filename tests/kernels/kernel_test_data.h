@@ -27,6 +27,8 @@ std::vector<float> random_floats(int64_t n, float scale, std::mt19937& rng);
 // time random bytes with sane scale fields (so every quant bit pattern occurs, e.g. int8 -128,
 // negative Q6_K scales, all Q4_K 6-bit scale combinations).
 std::vector<uint8_t> random_weight_row(TensorType t, int64_t n, std::mt19937& rng);
+// `rows` such rows back to back (a weight matrix, rows row_bytes(t, n) apart).
+std::vector<uint8_t> random_weight_rows(TensorType t, int64_t n, int64_t rows, std::mt19937& rng);
 // n activations converted to t with the reference quantizer.
 std::vector<uint8_t> activation_row(TensorType t, const std::vector<float>& x);
 

@@ -18,16 +18,6 @@ namespace {
 
 class Gemv : public ::testing::TestWithParam<Isa> {};
 
-std::vector<uint8_t> weight_rows(TensorType t, int64_t n, int64_t rows, std::mt19937& rng) {
-  const size_t rb = row_bytes(t, n);
-  std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto row = random_weight_row(t, n, rng);
-    std::memcpy(&w[static_cast<size_t>(r) * rb], row.data(), rb);
-  }
-  return w;
-}
-
 TEST_P(Gemv, EqualsTheTileBitForBit) {
   const Kernels& k = kernels_for(GetParam());
   std::mt19937 rng(31);
@@ -44,7 +34,7 @@ TEST_P(Gemv, EqualsTheTileBitForBit) {
       const int64_t n = nblk * bs;
       const size_t rb = row_bytes(t, n), xb = row_bytes(tr.vec_dot_type, n);
       for (int64_t rows : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{17}, int64_t{45}}) {
-        const auto w = weight_rows(t, n, rows, rng);
+        const auto w = random_weight_rows(t, n, rows, rng);
         constexpr int64_t kCols = 5;
         std::vector<uint8_t> x;
         for (int64_t c = 0; c < kCols; ++c) {
@@ -92,7 +82,7 @@ TEST_P(Gemv, MatmulRowAloneEqualsRowInBatch) {
     if (!k.gemv[static_cast<size_t>(t)]) continue;
     const int64_t n = 2048 + 3 * type_traits(t).block_size, n_out = 77, n_tok = 6;
     const size_t rb = row_bytes(t, n);
-    const auto wdata = weight_rows(t, n, n_out, rng);
+    const auto wdata = random_weight_rows(t, n, n_out, rng);
     const WeightMatrix w{t, n, n_out, wdata.data(), rb};
     const auto x = random_floats(n * n_tok, 1.0f, rng);
     const std::vector<uint8_t> decode = {1, 0, 1, 1, 0, 0};

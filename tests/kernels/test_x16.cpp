@@ -18,16 +18,6 @@
 namespace edgeinfer::kernel_test {
 namespace {
 
-std::vector<uint8_t> weight_rows(TensorType t, int64_t n, int64_t rows, std::mt19937& rng) {
-  const size_t rb = row_bytes(t, n);
-  std::vector<uint8_t> w(rb * static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) {
-    const auto row = random_weight_row(t, n, rng);
-    std::memcpy(&w[static_cast<size_t>(r) * rb], row.data(), rb);
-  }
-  return w;
-}
-
 std::vector<uint8_t> packed(TensorType t, int64_t n, int64_t rows, const std::vector<uint8_t>& w) {
   std::vector<uint8_t> p(x16_matrix_bytes(t, n, rows), 0xAB);
   x16_pack(t, n, rows, w.data(), row_bytes(t, n), p.data());
@@ -43,7 +33,7 @@ TEST(X16Layout, PacksEveryRowLosslesslyAndPadsWithZeros) {
     for (int64_t rows : {int64_t{1}, int64_t{16}, int64_t{21}}) {
       const int64_t n = 7 * 32;
       const size_t rb = row_bytes(t, n);
-      const auto w = weight_rows(t, n, rows, rng);
+      const auto w = random_weight_rows(t, n, rows, rng);
       EXPECT_EQ(x16_group_bytes(t, n), 16 * rb);  // the same bytes, moved
       const auto p = packed(t, n, rows, w);
       ASSERT_EQ(p.size(), static_cast<size_t>((rows + 15) / 16) * 16 * rb);
@@ -82,12 +72,13 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
     const GemmTileFn tile = k.gemm_tile[id];
     ASSERT_NE(tile, nullptr);
     const TensorType vdt = type_traits(t).vec_dot_type;
-    // Whole 8-block chunks, a chunk plus a tail, tails alone, and the longest rows of the model.
-    for (int64_t nblk : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{64}, int64_t{176}}) {
+    // Whole 8-block chunks, a chunk plus a tail, tails alone, the longest rows of the model, and
+    // rows past the 128 chunks the GEMV holds activation terms for at once.
+    for (int64_t nblk : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{64}, int64_t{176}, int64_t{1031}}) {
       const int64_t n = nblk * 32;
       const size_t rb = row_bytes(t, n), xb = row_bytes(vdt, n);
       for (int64_t rows : {int64_t{1}, int64_t{13}, int64_t{16}, int64_t{45}}) {
-        const auto w = weight_rows(t, n, rows, rng);
+        const auto w = random_weight_rows(t, n, rows, rng);
         const auto p = packed(t, n, rows, w);
         const size_t gb = x16_group_bytes(t, n);
         for (int64_t cols : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{9}, int64_t{70}}) {
@@ -140,7 +131,7 @@ TEST_P(X16, MatmulOverTheRepackedMatrixEqualsTheRows) {
   ThreadPool pool1(1), pool2(2);
   for (TensorType t : kX16Types) {
     const int64_t n = 2048, n_out = 16 * 37 + 5;
-    const auto wdata = weight_rows(t, n, n_out, rng);
+    const auto wdata = random_weight_rows(t, n, n_out, rng);
     const auto p = packed(t, n, n_out, wdata);
     const WeightMatrix rows_only{t, n, n_out, wdata.data(), row_bytes(t, n)};
     WeightMatrix both = rows_only;
