@@ -2,8 +2,6 @@
 // heads of a GQA group over the same rows.
 #include <immintrin.h>
 
-#include <type_traits>
-
 #include "kernels/simd_avx512.h"
 
 namespace edgeinfer {
@@ -57,40 +55,53 @@ void f16_mad_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t str
 
 namespace {
 
-// Up to 16 rows converted to f32 once, then each head's sum kept in registers across them, for
-// head_dim 16 * NV: per element the same FMAs in the same order as f16_mad_rows_avx512.
-template <int NV>
-void mad16_group(const uint8_t* base, size_t stride, int64_t nr, int64_t n_y, const float* w, size_t w_stride, float* y,
-                 size_t y_stride) {
-  constexpr int n = 16 * NV;
-  alignas(64) float vf[16 * n];
-  for (int64_t r = 0; r < nr; ++r) {
+// Each row's 16 * NV halves converted straight into registers and added into H heads' sums held in
+// registers (H * NV independent FMA chains): per element the same FMAs in the same order as
+// f16_mad_rows_avx512. Converting per row and pass costs one vcvtph2ps per NV FMAs * H, cheaper on
+// Zen 4 than staging the rows as f32 in memory and reloading them for every head.
+template <int NV, int H>
+void mad16_pass(const uint8_t* base, size_t stride, int64_t n_rows, const float* w, size_t w_stride, float* y,
+                size_t y_stride) {
+  __m512 acc[H][NV];
+#pragma GCC unroll 8
+  for (int g = 0; g < H; ++g) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_loadu_ps(y + static_cast<size_t>(g) * y_stride + 16 * j);
+  }
+  for (int64_t r = 0; r < n_rows; ++r) {
     const uint16_t* v = reinterpret_cast<const uint16_t*>(base + static_cast<size_t>(r) * stride);
-    for (int j = 0; j < NV; ++j) {
-      _mm512_store_ps(vf + r * n + 16 * j, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 16 * j))));
+    __m512 vf[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) vf[j] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 16 * j)));
+#pragma GCC unroll 8
+    for (int g = 0; g < H; ++g) {
+      const __m512 wv = _mm512_set1_ps(w[static_cast<size_t>(g) * w_stride + static_cast<size_t>(r)]);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_fmadd_ps(wv, vf[j], acc[g][j]);
     }
   }
-  // HP heads at a time, so that at least 8 independent FMA chains hide the FMA latency (each
-  // head's chain runs over the rows in order, as row-by-row accumulation requires).
-  constexpr int HP = NV >= 5 ? 1 : 8 / NV;
+#pragma GCC unroll 8
+  for (int g = 0; g < H; ++g) {
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) _mm512_storeu_ps(y + static_cast<size_t>(g) * y_stride + 16 * j, acc[g][j]);
+  }
+}
+
+// Heads in passes of HP: at least 8 chains to hide the FMA latency, at most 16 accumulators so that
+// they, the NV converted halves and the broadcast weight stay within the 32 zmm registers.
+template <int NV>
+void mad16_group(const uint8_t* base, size_t stride, int64_t n_rows, int64_t n_y, const float* w, size_t w_stride,
+                 float* y, size_t y_stride) {
+  constexpr int HP = NV == 1 ? 8 : NV <= 4 ? 4 : 2;
   int64_t h = 0;
-  auto pass = [&]<int H>(std::integral_constant<int, H>) {
-    __m512 acc[H][NV];
-    for (int g = 0; g < H; ++g) {
-      for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_loadu_ps(y + static_cast<size_t>(h + g) * y_stride + 16 * j);
-    }
-    for (int64_t r = 0; r < nr; ++r) {
-      for (int g = 0; g < H; ++g) {
-        const __m512 wv = _mm512_set1_ps(w[static_cast<size_t>(h + g) * w_stride + static_cast<size_t>(r)]);
-        for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_fmadd_ps(wv, _mm512_load_ps(vf + r * n + 16 * j), acc[g][j]);
-      }
-    }
-    for (int g = 0; g < H; ++g) {
-      for (int j = 0; j < NV; ++j) _mm512_storeu_ps(y + static_cast<size_t>(h + g) * y_stride + 16 * j, acc[g][j]);
-    }
-  };
-  for (; h + HP <= n_y; h += HP) pass(std::integral_constant<int, HP>{});
-  for (; h < n_y; ++h) pass(std::integral_constant<int, 1>{});
+  for (; h + HP <= n_y; h += HP) {
+    mad16_pass<NV, HP>(base, stride, n_rows, w + static_cast<size_t>(h) * w_stride, w_stride,
+                       y + static_cast<size_t>(h) * y_stride, y_stride);
+  }
+  for (; h < n_y; ++h) {
+    mad16_pass<NV, 1>(base, stride, n_rows, w + static_cast<size_t>(h) * w_stride, w_stride,
+                      y + static_cast<size_t>(h) * y_stride, y_stride);
+  }
 }
 
 using Mad16Fn = void (*)(const uint8_t*, size_t, int64_t, int64_t, const float*, size_t, float*, size_t);
@@ -108,11 +119,7 @@ void f16_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size
     }
     return;
   }
-  const Mad16Fn block = kMad16[n / 16 - 1];
-  for (int64_t r0 = 0; r0 < n_rows; r0 += 16) {
-    block(base + static_cast<size_t>(r0) * stride, stride, n_rows - r0 < 16 ? n_rows - r0 : 16, n_y, w + r0, w_stride, y,
-          y_stride);
-  }
+  kMad16[n / 16 - 1](base, stride, n_rows, n_y, w, w_stride, y, y_stride);
 }
 
 }  // namespace edgeinfer

@@ -164,9 +164,11 @@ TEST_P(VecMad, MadRowsGroupEqualsMadRowsPerHead) {
     if (!group) continue;
     const MadRowsFn rows = k.mad_rows[static_cast<size_t>(t)];
     ASSERT_NE(rows, nullptr) << "group kernel without mad_rows for " << tensor_type_name(t);
-    for (int64_t n : {64, 16, 128, 40, 256}) {
+    // Every head_dim 16..128 (the AVX-512 kernel's passes of 8, 4 or 2 heads), odd sizes and a
+    // head count that leaves a partial pass for each of them.
+    for (int64_t n : {64, 16, 32, 48, 80, 96, 112, 128, 40, 256}) {
       for (int64_t nr : {16, 1, 5, 17, 37}) {
-        for (int64_t ny : {1, 3, 8}) {
+        for (int64_t ny : {1, 3, 8, 11}) {
           const size_t rb = row_bytes(t, n), stride = rb + 8;
           std::vector<uint8_t> vr(stride * static_cast<size_t>(nr));
           for (int64_t r = 0; r < nr; ++r) {
