@@ -55,8 +55,8 @@ TEST_P(Golden, MatchesExpectedIds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabs, Golden, ::testing::ValuesIn(kGolden),
-                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
-                           std::string n = info.param.vocab;
+                         [](const ::testing::TestParamInfo<GoldenCase>& p) {
+                           std::string n = p.param.vocab;
                            for (char& c : n)
                              if (c == '-') c = '_';
                            return n;
