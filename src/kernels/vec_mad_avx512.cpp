@@ -57,7 +57,7 @@ namespace {
 
 // Each row's 16 * NV halves converted straight into registers and added into H heads' sums held in
 // registers (H * NV independent FMA chains): per element the same FMAs in the same order as
-// f16_mad_rows_avx512. Converting per row and pass costs one vcvtph2ps per NV FMAs * H, cheaper on
+// f16_mad_rows_avx512. Converting each row once per pass costs one vcvtph2ps per H FMAs, cheaper on
 // Zen 4 than staging the rows as f32 in memory and reloading them for every head.
 template <int NV, int H>
 void mad16_pass(const uint8_t* base, size_t stride, int64_t n_rows, const float* w, size_t w_stride, float* y,
