@@ -13,6 +13,9 @@
 //   gemv_x16[_l2]/..., gemv8_x16[_l2]/... the same over the x16 layout (quant/x16_layout.h),
 //                                     where the path reads it: Kernels::gemv_x16 for one row,
 //                                     gemm_tile_x16 for 8
+//   gemm_x16/<isa>/<type>/<rows>x<n>/512 prefill over the x16 layout (gemm_tile_x16, one call
+//                                     for all rows and 512 columns), weights from DRAM as in a
+//                                     prompt's pass over a matrix that is not cached
 //   gemm/<isa>/<type>/<rows>x<n>/512  prefill: 512 activation rows; gemm_tile when the path has
 //                                     one (called once for all rows and columns), else vec_dot
 //   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
@@ -318,6 +321,9 @@ void register_all() {
                                          rows, n, dram, Via::X16Tile, int64_t{8})
                 ->Unit(benchmark::kMicrosecond);
           }
+          benchmark::RegisterBenchmark(("gemm_x16/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemv, isa, t, rows,
+                                       n, true, Via::X16Tile, int64_t{512})
+              ->Unit(benchmark::kMillisecond);
         }
         if (isa == Isa::Scalar) continue;  // scalar GEMM takes seconds per iteration
         // Batched decode: 8 activation rows, weights from DRAM.

@@ -18,6 +18,8 @@
 // contiguous loads, and each group is one stream instead of sixteen. The WeightPack is the
 // same, and so are the results, bit for bit. The x16 GEMV (one column) runs the micro-kernel's
 // arithmetic for one column straight from the loaded registers.
+#include <type_traits>
+
 #include "kernels/simd_avx512.h"
 #include "quant/x16_layout.h"
 
@@ -41,16 +43,25 @@ struct WeightPack {
   __m512 m[kChunkBlocks];      // lane r: min of block b, row r (affine types)
 };
 
-// One panel's activation terms for one K chunk, [column][block].
-template <int NCOLS>
+// One panel's activation terms for one K chunk, [column][block]. With kQuants, also the
+// columns' int8 quants, [block][column]: the micro-kernel then reads the 32 * NC bytes of a
+// block's columns at constant offsets from one pointer instead of one pointer per column.
+template <int NCOLS, bool kQuants>
 struct ActTerms {
   alignas(32) int32_t init[NCOLS][kChunkBlocks];  // -offset * sum(a)
   alignas(32) float d[NCOLS][kChunkBlocks];       // da
   alignas(32) float s[NCOLS][kChunkBlocks];       // da * sum(a) as stored in Q8_1 (affine types)
+  struct Empty {};
+  struct Quants {
+    alignas(64) int8_t v[kChunkBlocks][NCOLS][kQK];
+  };
+  [[no_unique_address]] std::conditional_t<kQuants, Quants, Empty> q;
+  static constexpr bool kHasQuants = kQuants;
 };
-using ActPack = ActTerms<kPanel>;
-// Few columns (batched decode): every chunk's terms computed once per call, not once per row group.
-using FewActPack = ActTerms<kMaxCols>;
+using ActPack = ActTerms<kPanel, true>;
+// Few columns (batched decode): every chunk's terms computed once per call, not once per row
+// group (the quants stay in the activation rows: a copy for every chunk would not fit the stack).
+using FewActPack = ActTerms<kMaxCols, false>;
 constexpr int64_t kFewActMaxChunks = 128;  // K up to 32768 (larger K: per row group, as for panels)
 
 // 16 rows x 16 bytes at p[r] + off -> T[d] lane r = dword d of row r.
@@ -246,6 +257,7 @@ struct RowSource {
   struct Group {
     const uint8_t* rows[kRows];
   };
+  static constexpr bool kOneStream = false;
   Group group(int64_t r0, int nr) const {
     Group g;
     for (int r = 0; r < kRows; ++r) g.rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * stride;
@@ -264,6 +276,7 @@ struct X16Source {
     const uint8_t* p;
   };
   using Block = X16Block<Fmt::kX16Vectors>;
+  static constexpr bool kOneStream = true;
   Group group(int64_t r0, int) const { return {wb + static_cast<size_t>(r0 / kRows) * stride}; }
   void unpack(const Group& g, int64_t blk, WeightPack& p, int b) const {
     const Block at(g.p, nb, blk);
@@ -334,43 +347,56 @@ void prepare_activations(const uint8_t* x, size_t x_stride, int np, int64_t k0, 
       const __m256i init = _mm256_mullo_epi32(block_sums8(xb, kb), _mm256_set1_epi32(-Fmt::kOffset));
       _mm256_store_si256(reinterpret_cast<__m256i*>(a.init[c]), init);
     }
+    if constexpr (Act::kHasQuants) {
+      for (int b = 0; b < kb; ++b) {
+        _mm256_store_si256(reinterpret_cast<__m256i*>(a.q.v[b][c]),
+                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[b].qs)));
+      }
+    }
   }
 }
 
-// y[c][r0 + r] (+)= the chunk's dots for NC columns starting at panel column c0.
+// y[c][r0 + r] (+)= the chunk's dots for NC columns starting at panel column c0. One int32
+// chain per column (8 vpdpbusd; the NC chains interleaved hide the latency), then the block's
+// one FMA by dw * da per column. The chains' split does not matter (integer sums are exact);
+// the FMAs' order is the one every tile-exact kernel follows.
 template <class Fmt, int NC, class Act>
 void micro_kernel(const WeightPack& w, int kb, const Act& a, int c0, const uint8_t* x, size_t x_stride,
                   int64_t k0, float* y, size_t y_stride, __mmask16 rmask, bool first) {
   using XB = typename Fmt::XBlock;
-  const XB* xc[NC];
+  // Every loop over columns is unrolled so that the arrays live in registers (GCC otherwise kept
+  // acc in memory, stored it every block and zeroed it with rep stos: a tenth of the tile's
+  // time). A zero mask loads zeros without touching y.
+  const __mmask16 lmask = first ? __mmask16{0} : rmask;
   __m512 acc[NC];
-  for (int c = 0; c < NC; ++c) {
-    xc[c] = reinterpret_cast<const XB*>(x + static_cast<size_t>(c0 + c) * x_stride) + k0;
-    acc[c] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rmask, y + static_cast<size_t>(c0 + c) * y_stride);
-  }
+#pragma GCC unroll 8
+  for (int c = 0; c < NC; ++c) acc[c] = _mm512_maskz_loadu_ps(lmask, y + static_cast<size_t>(c0 + c) * y_stride);
+  // Where block b's quants of column c are: in the pack, or in the activation rows.
+  const auto quants = [&](int b, int c) -> const int8_t* {
+    if constexpr (Act::kHasQuants) {
+      return a.q.v[b][c0 + c];
+    } else {
+      return (reinterpret_cast<const XB*>(x + static_cast<size_t>(c0 + c) * x_stride) + k0 + b)->qs;
+    }
+  };
   for (int b = 0; b < kb; ++b) {
-    // Column-interleaved, two chains per column (even and odd chunks): 2 * NC independent
-    // vpdpbusd chains of length 4 in flight.
-    __m512i s0[NC], s1[NC];
-    for (int c = 0; c < NC; ++c) {
-      s0[c] = _mm512_set1_epi32(a.init[c0 + c][b]);
-      s1[c] = _mm512_setzero_si512();
-    }
-    for (int j = 0; j < 8; j += 2) {
-      const __m512i qe = w.q[b][j], qo = w.q[b][j + 1];
-      for (int c = 0; c < NC; ++c) {
-        s0[c] = dpbusd_bcast(s0[c], qe, xc[c][b].qs + 4 * j);
-        s1[c] = dpbusd_bcast(s1[c], qo, xc[c][b].qs + 4 * j + 4);
-      }
-    }
     __m512i s[NC];
-    for (int c = 0; c < NC; ++c) s[c] = _mm512_add_epi32(s0[c], s1[c]);
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) s[c] = _mm512_set1_epi32(a.init[c0 + c][b]);
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m512i q = w.q[b][j];
+#pragma GCC unroll 8
+      for (int c = 0; c < NC; ++c) s[c] = dpbusd_bcast(s[c], q, quants(b, c) + 4 * j);
+    }
     const __m512 dw = w.d[b];
+#pragma GCC unroll 8
     for (int c = 0; c < NC; ++c) {
       acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[c]), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[c0 + c][b])), acc[c]);
       if constexpr (Fmt::kAffine) acc[c] = _mm512_fmadd_ps(w.m[b], _mm512_set1_ps(a.s[c0 + c][b]), acc[c]);
     }
   }
+#pragma GCC unroll 8
   for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + static_cast<size_t>(c0 + c) * y_stride, rmask, acc[c]);
 }
 
@@ -429,7 +455,7 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
         for (int64_t r0 = rb0; r0 < rb1; r0 += kRows) {
           const int nr = static_cast<int>(rb1 - r0 < kRows ? rb1 - r0 : kRows);
           const typename Src::Group g = src.group(r0, nr);
-          if (row_block == kRows) src.prefetch_after(r0, k0, kb);
+          if (row_block == kRows || Src::kOneStream) src.prefetch_after(r0, k0, kb);
           for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
           const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
           for (int c0 = 0; c0 < np; c0 += kMaxCols) {
@@ -457,8 +483,8 @@ void gemm_tile_x16(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, siz
 }
 
 // One column over the x16 layout: micro_kernel<Fmt, 1>'s operations on each block, in the same
-// order (init chain and zero chain, added, then one FMA by dw * da), with the quants unpacked
-// into registers instead of a WeightPack, so every element has the tile's bits.
+// order (the block's exact integer sum, here in two chains, then one FMA by dw * da), with the
+// quants unpacked into registers instead of a WeightPack, so every element has the tile's bits.
 template <class Fmt>
 void gemv_x16(int64_t n, int64_t n_rows, const void* w, size_t group_bytes, const void* xv, float* y) {
   static_assert(!Fmt::kAffine);
@@ -471,7 +497,7 @@ void gemv_x16(int64_t n, int64_t n_rows, const void* w, size_t group_bytes, cons
   // The activation terms of every chunk, computed once per call as the tile computes them; K
   // past kFewActMaxChunks chunks is taken in segments, y holding the sums in between (a float
   // stored and reloaded is unchanged, as in the tile).
-  alignas(64) ActTerms<1> fa[kFewActMaxChunks];
+  alignas(64) ActTerms<1, false> fa[kFewActMaxChunks];
   for (int64_t s0 = 0; s0 < n_chunks; s0 += kFewActMaxChunks) {
     const int64_t s1 = n_chunks - s0 < kFewActMaxChunks ? n_chunks : s0 + kFewActMaxChunks;
     for (int64_t ch = s0; ch < s1; ++ch) {
@@ -487,7 +513,7 @@ void gemv_x16(int64_t n, int64_t n_rows, const void* w, size_t group_bytes, cons
       for (int64_t ch = s0; ch < s1; ++ch) {
         const int64_t k0 = ch * kChunkBlocks;
         const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
-        const ActTerms<1>& a = fa[ch - s0];
+        const ActTerms<1, false>& a = fa[ch - s0];
         x16_prefetch(g + static_cast<size_t>(k0) * Block::kBlockBytes, static_cast<size_t>(kb) * Block::kBlockBytes);
         for (int b = 0; b < kb; ++b) {
           const Block at(g, nb, k0 + b);
