@@ -247,6 +247,28 @@ struct FmtQ8_0 {
   }
 };
 
+// Where the micro-kernel takes a block's weights from. block(b, q) fills q[8] (as WeightPack's
+// q[b]) and returns the scales; mins(b) the affine types' mins.
+struct PackWeights {  // a WeightPack unpacked by the caller, reused across column groups
+  const WeightPack& w;
+  __m512 block(int b, __m512i q[8]) const {
+    for (int j = 0; j < 8; ++j) q[j] = w.q[b][j];
+    return w.d[b];
+  }
+  __m512 mins(int b) const { return w.m[b]; }
+};
+template <class Fmt>
+struct X16Weights {  // straight from an x16 group into registers (few columns: used once)
+  const uint8_t* g;
+  int64_t nb, k0;
+  __m512 block(int b, __m512i q[8]) const {
+    const X16Block<Fmt::kX16Vectors> at(g, nb, k0 + b);
+    Fmt::quants_x16(at.q, q);
+    return x16_scales(at.sc);
+  }
+  __m512 mins(int) const { return _mm512_setzero_ps(); }  // x16 types are symmetric
+};
+
 // Where a tile's weights come from. RowSource: GGUF rows, `stride` bytes apart, 16 row pointers
 // per group. X16Source: the x16 layout, `stride` = group bytes, one pointer per group.
 template <class Fmt>
@@ -283,6 +305,7 @@ struct X16Source {
     Fmt::quants_x16(at.q, p.q[b]);
     p.d[b] = x16_scales(at.sc);
   }
+  X16Weights<Fmt> direct(const Group& g, int64_t k0) const { return {g.p, nb, k0}; }
   // The thread's groups are one contiguous stream: requested ahead of the chunk at k0.
   void prefetch_after(int64_t r0, int64_t k0, int kb) const {
     x16_prefetch(wb + static_cast<size_t>(r0 / kRows) * stride + static_cast<size_t>(k0) * Block::kBlockBytes,
@@ -360,8 +383,8 @@ void prepare_activations(const uint8_t* x, size_t x_stride, int np, int64_t k0, 
 // chain per column (8 vpdpbusd; the NC chains interleaved hide the latency), then the block's
 // one FMA by dw * da per column. The chains' split does not matter (integer sums are exact);
 // the FMAs' order is the one every tile-exact kernel follows.
-template <class Fmt, int NC, class Act>
-void micro_kernel(const WeightPack& w, int kb, const Act& a, int c0, const uint8_t* x, size_t x_stride,
+template <class Fmt, int NC, class Act, class W>
+void micro_kernel(const W& w, int kb, const Act& a, int c0, const uint8_t* x, size_t x_stride,
                   int64_t k0, float* y, size_t y_stride, __mmask16 rmask, bool first) {
   using XB = typename Fmt::XBlock;
   // Every loop over columns is unrolled so that the arrays live in registers (GCC otherwise kept
@@ -383,29 +406,29 @@ void micro_kernel(const WeightPack& w, int kb, const Act& a, int c0, const uint8
     __m512i s[NC];
 #pragma GCC unroll 8
     for (int c = 0; c < NC; ++c) s[c] = _mm512_set1_epi32(a.init[c0 + c][b]);
+    __m512i q[8];
+    const __m512 dw = w.block(b, q);
 #pragma GCC unroll 8
     for (int j = 0; j < 8; ++j) {
-      const __m512i q = w.q[b][j];
 #pragma GCC unroll 8
-      for (int c = 0; c < NC; ++c) s[c] = dpbusd_bcast(s[c], q, quants(b, c) + 4 * j);
+      for (int c = 0; c < NC; ++c) s[c] = dpbusd_bcast(s[c], q[j], quants(b, c) + 4 * j);
     }
-    const __m512 dw = w.d[b];
 #pragma GCC unroll 8
     for (int c = 0; c < NC; ++c) {
       acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[c]), _mm512_mul_ps(dw, _mm512_set1_ps(a.d[c0 + c][b])), acc[c]);
-      if constexpr (Fmt::kAffine) acc[c] = _mm512_fmadd_ps(w.m[b], _mm512_set1_ps(a.s[c0 + c][b]), acc[c]);
+      if constexpr (Fmt::kAffine) acc[c] = _mm512_fmadd_ps(w.mins(b), _mm512_set1_ps(a.s[c0 + c][b]), acc[c]);
     }
   }
 #pragma GCC unroll 8
   for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + static_cast<size_t>(c0 + c) * y_stride, rmask, acc[c]);
 }
 
-template <class Fmt, int NC, class Act>
-void micro_dispatch(int nc, const WeightPack& w, int kb, const Act& a, int c0, const uint8_t* x, size_t x_stride,
+template <class Fmt, int NC, class Act, class W>
+void micro_dispatch(int nc, const W& w, int kb, const Act& a, int c0, const uint8_t* x, size_t x_stride,
                     int64_t k0, float* y, size_t y_stride, __mmask16 rmask, bool first) {
   if constexpr (NC > 0) {
-    if (nc == NC) return micro_kernel<Fmt, NC, Act>(w, kb, a, c0, x, x_stride, k0, y, y_stride, rmask, first);
-    return micro_dispatch<Fmt, NC - 1, Act>(nc, w, kb, a, c0, x, x_stride, k0, y, y_stride, rmask, first);
+    if (nc == NC) return micro_kernel<Fmt, NC, Act, W>(w, kb, a, c0, x, x_stride, k0, y, y_stride, rmask, first);
+    return micro_dispatch<Fmt, NC - 1, Act, W>(nc, w, kb, a, c0, x, x_stride, k0, y, y_stride, rmask, first);
   }
 }
 
@@ -434,8 +457,15 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
         const int64_t k0 = ch * kChunkBlocks;
         const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
         src.prefetch_after(r0, k0, kb);
-        for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
-        micro_dispatch<Fmt, kMaxCols>(np, wp, kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask, k0 == 0);
+        if constexpr (Src::kOneStream) {
+          // Each block is used once per column group here: loaded straight into registers.
+          micro_dispatch<Fmt, kMaxCols>(np, src.direct(g, k0), kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask,
+                                        k0 == 0);
+        } else {
+          for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
+          micro_dispatch<Fmt, kMaxCols>(np, PackWeights{wp}, kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask,
+                                        k0 == 0);
+        }
       }
     }
     return;
@@ -460,7 +490,8 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
           const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
           for (int c0 = 0; c0 < np; c0 += kMaxCols) {
             const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
-            micro_dispatch<Fmt, kMaxCols>(nc, wp, kb, ap, c0, xp, x_stride, k0, yp + r0, y_stride, rmask, k0 == 0);
+            micro_dispatch<Fmt, kMaxCols>(nc, PackWeights{wp}, kb, ap, c0, xp, x_stride, k0, yp + r0, y_stride, rmask,
+                                          k0 == 0);
           }
         }
       }
