@@ -95,30 +95,136 @@ inline __mmask64 bit_lanes(__m512i hx, int lo_bit) {
 
 }  // namespace
 
-void q4_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {
+namespace {
+
+// NC activation rows x + c * x_stride against one Q4_K row: y[c * y_stride] gets vec_dot's
+// result for row c, bit for bit, because every column runs vec_dot's own operations in its own
+// order; only the weights' unpacking (nibbles, scales, mins) is shared by the NC columns.
+template <int NC>
+void q4_k_cols(int64_t n, const void* x, const void* act, size_t act_stride, float* y, size_t y_stride) {
   const BlockQ4_K* a = static_cast<const BlockQ4_K*>(x);
-  const BlockQ8_K* b = static_cast<const BlockQ8_K*>(y);
+  const BlockQ8_K* bc[NC];
+  for (int c = 0; c < NC; ++c) bc[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * act_stride);
   const __m512i idx0 = group_index32(0), idx1 = group_index32(1), idx2 = group_index32(2), idx3 = group_index32(3);
   const __m256i dup = _mm256_set_epi16(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-  __m512 acc = _mm512_setzero_ps();
-  __m256 accm = _mm256_setzero_ps();
+  __m512 acc[NC];
+  __m256 accm[NC];
+#pragma GCC unroll 8
+  for (int c = 0; c < NC; ++c) {
+    acc[c] = _mm512_setzero_ps();
+    accm[c] = _mm256_setzero_ps();
+  }
   for (int64_t i = 0; i < n / kQK_K; ++i) {
     const __m128i sm = k4_scales_mins(a[i].scales);
     const __m512i sc = _mm512_cvtepu8_epi16(_mm256_castsi128_si256(sm));           // lanes 0-7 scales
     const __m256i mn = _mm256_cvtepu8_epi16(_mm_unpackhi_epi64(sm, sm));           // lanes 0-7 mins
-    __m512i isum = _mm512_setzero_si512();
-    isum = scaled_dot(isum, k4_nibbles(a[i].qs, 0), load512(b[i].qs), _mm512_permutexvar_epi16(idx0, sc));
-    isum = scaled_dot(isum, k4_nibbles(a[i].qs, 1), load512(b[i].qs + 64), _mm512_permutexvar_epi16(idx1, sc));
-    isum = scaled_dot(isum, k4_nibbles(a[i].qs, 2), load512(b[i].qs + 128), _mm512_permutexvar_epi16(idx2, sc));
-    isum = scaled_dot(isum, k4_nibbles(a[i].qs, 3), load512(b[i].qs + 192), _mm512_permutexvar_epi16(idx3, sc));
-    const float da = b[i].d;
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(f16_to_f32(a[i].d) * da), acc);
-    const __m256i msum = bsum_dot(b[i], _mm256_permutexvar_epi16(dup, mn));
-    accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_set1_ps(f16_to_f32(a[i].dmin) * da), accm);
+    const __m512i w0 = k4_nibbles(a[i].qs, 0), w1 = k4_nibbles(a[i].qs, 1), w2 = k4_nibbles(a[i].qs, 2),
+                  w3 = k4_nibbles(a[i].qs, 3);
+    const __m512i s0 = _mm512_permutexvar_epi16(idx0, sc), s1 = _mm512_permutexvar_epi16(idx1, sc),
+                  s2 = _mm512_permutexvar_epi16(idx2, sc), s3 = _mm512_permutexvar_epi16(idx3, sc);
+    const __m256i mnd = _mm256_permutexvar_epi16(dup, mn);
+    const float dw = f16_to_f32(a[i].d), dmin = f16_to_f32(a[i].dmin);
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) {
+      const BlockQ8_K& b = bc[c][i];
+      __m512i isum = _mm512_setzero_si512();
+      isum = scaled_dot(isum, w0, load512(b.qs), s0);
+      isum = scaled_dot(isum, w1, load512(b.qs + 64), s1);
+      isum = scaled_dot(isum, w2, load512(b.qs + 128), s2);
+      isum = scaled_dot(isum, w3, load512(b.qs + 192), s3);
+      const float da = b.d;
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(dw * da), acc[c]);
+      accm[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bsum_dot(b, mnd)), _mm256_set1_ps(dmin * da), accm[c]);
+    }
   }
-  const __m128 m4 = _mm_add_ps(_mm256_castps256_ps128(accm), _mm256_extractf128_ps(accm, 1));
-  const __m128 m2 = _mm_add_ps(m4, _mm_movehl_ps(m4, m4));
-  *s = hsum(acc) - _mm_cvtss_f32(_mm_add_ss(m2, _mm_movehdup_ps(m2)));
+#pragma GCC unroll 8
+  for (int c = 0; c < NC; ++c) {
+    const __m128 m4 = _mm_add_ps(_mm256_castps256_ps128(accm[c]), _mm256_extractf128_ps(accm[c], 1));
+    const __m128 m2 = _mm_add_ps(m4, _mm_movehl_ps(m4, m4));
+    y[c * y_stride] = hsum(acc[c]) - _mm_cvtss_f32(_mm_add_ss(m2, _mm_movehdup_ps(m2)));
+  }
+}
+
+// The same for Q6_K.
+template <int NC>
+void q6_k_cols(int64_t n, const void* x, const void* act, size_t act_stride, float* y, size_t y_stride) {
+  const BlockQ6_K* a = static_cast<const BlockQ6_K*>(x);
+  const BlockQ8_K* bc[NC];
+  for (int c = 0; c < NC; ++c) bc[c] = reinterpret_cast<const BlockQ8_K*>(static_cast<const uint8_t*>(act) + c * act_stride);
+  const __m512i idx[4] = {group_index16(0), group_index16(1), group_index16(2), group_index16(3)};
+  const __m512i lo4 = _mm512_set1_epi8(0x0F), hi2 = _mm512_set1_epi8(0x30);
+  // Shift counts that move the right pair of qh bits to bits 4-5: elements [0, 32) use bits
+  // 0-1, [32, 64) bits 2-3, [64, 96) bits 4-5, [96, 128) bits 6-7 of qh[k].
+  const __m512i shl = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
+  const __m512i shr = _mm512_inserti64x4(_mm512_set1_epi16(0), _mm256_set1_epi16(2), 1);
+  __m512 acc[NC];
+#pragma GCC unroll 8
+  for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n / kQK_K; ++i) {
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a[i].scales)));
+    const __m512i sc = _mm512_castsi256_si512(sc16);
+    __m512i w[4], sp[4];  // elements [64k, 64k + 64): quants (unsigned, + 32) and group scales
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) {
+      const __m512i l = load512(a[i].ql + 64 * h);
+      const __m512i hx = bcast256(a[i].qh + 32 * h);
+      w[2 * h] = _mm512_or_si512(_mm512_and_si512(l, lo4), _mm512_and_si512(_mm512_sllv_epi16(hx, shl), hi2));
+      w[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), lo4),
+                                     _mm512_and_si512(_mm512_srlv_epi16(hx, shr), hi2));
+      sp[2 * h] = _mm512_permutexvar_epi16(idx[2 * h], sc);
+      sp[2 * h + 1] = _mm512_permutexvar_epi16(idx[2 * h + 1], sc);
+    }
+    const float dw = f16_to_f32(a[i].d);
+#pragma GCC unroll 8
+    for (int c = 0; c < NC; ++c) {
+      const BlockQ8_K& b = bc[c][i];
+      __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int k = 0; k < 4; ++k) isum = scaled_dot(isum, w[k], load512(b.qs + 64 * k), sp[k]);
+      // The +32 offset of every quant: 32 * sum over groups of scale * bsum.
+      const __m256i off = _mm256_slli_epi32(bsum_dot(b, sc16), 5);
+      isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(off));
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(dw * b.d), acc[c]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < NC; ++c) y[c * y_stride] = hsum(acc[c]);
+}
+
+// VecDotColsFn over groups of at most 8 columns (the accumulators of 8 stay in registers).
+template <template <int> class F>
+void cols_dispatch(int64_t n, const void* w, int64_t n_x, const void* x, size_t x_stride, float* y, size_t y_stride) {
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  for (int64_t c0 = 0; c0 < n_x; c0 += 8) {
+    const void* xc = xb + static_cast<size_t>(c0) * x_stride;
+    float* yc = y + static_cast<size_t>(c0) * y_stride;
+    switch (n_x - c0 < 8 ? n_x - c0 : 8) {
+      case 1: F<1>::run(n, w, xc, x_stride, yc, y_stride); break;
+      case 2: F<2>::run(n, w, xc, x_stride, yc, y_stride); break;
+      case 3: F<3>::run(n, w, xc, x_stride, yc, y_stride); break;
+      case 4: F<4>::run(n, w, xc, x_stride, yc, y_stride); break;
+      case 5: F<5>::run(n, w, xc, x_stride, yc, y_stride); break;
+      case 6: F<6>::run(n, w, xc, x_stride, yc, y_stride); break;
+      case 7: F<7>::run(n, w, xc, x_stride, yc, y_stride); break;
+      default: F<8>::run(n, w, xc, x_stride, yc, y_stride); break;
+    }
+  }
+}
+template <int NC>
+struct Q4KCols {
+  static void run(int64_t n, const void* w, const void* x, size_t xs, float* y, size_t ys) { q4_k_cols<NC>(n, w, x, xs, y, ys); }
+};
+template <int NC>
+struct Q6KCols {
+  static void run(int64_t n, const void* w, const void* x, size_t xs, float* y, size_t ys) { q6_k_cols<NC>(n, w, x, xs, y, ys); }
+};
+
+}  // namespace
+
+void q4_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) { q4_k_cols<1>(n, x, y, 0, s, 0); }
+void q4_k_vec_dot_cols_avx512(int64_t n, const void* w, int64_t n_x, const void* x, size_t x_stride, float* y,
+                              size_t y_stride) {
+  cols_dispatch<Q4KCols>(n, w, n_x, x, x_stride, y, y_stride);
 }
 
 void q5_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {
@@ -153,35 +259,10 @@ void q5_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {
   *s = hsum(acc) - _mm_cvtss_f32(_mm_add_ss(m2, _mm_movehdup_ps(m2)));
 }
 
-void q6_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {
-  const BlockQ6_K* a = static_cast<const BlockQ6_K*>(x);
-  const BlockQ8_K* b = static_cast<const BlockQ8_K*>(y);
-  const __m512i idx[4] = {group_index16(0), group_index16(1), group_index16(2), group_index16(3)};
-  const __m512i lo4 = _mm512_set1_epi8(0x0F), hi2 = _mm512_set1_epi8(0x30);
-  // Shift counts that move the right pair of qh bits to bits 4-5: elements [0, 32) use bits
-  // 0-1, [32, 64) bits 2-3, [64, 96) bits 4-5, [96, 128) bits 6-7 of qh[k].
-  const __m512i shl = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);
-  const __m512i shr = _mm512_inserti64x4(_mm512_set1_epi16(0), _mm256_set1_epi16(2), 1);
-  __m512 acc = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n / kQK_K; ++i) {
-    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a[i].scales)));
-    const __m512i sc = _mm512_castsi256_si512(sc16);
-    __m512i isum = _mm512_setzero_si512();
-    for (int h = 0; h < 2; ++h) {
-      const __m512i l = load512(a[i].ql + 64 * h);
-      const __m512i hx = bcast256(a[i].qh + 32 * h);
-      const __m512i w0 = _mm512_or_si512(_mm512_and_si512(l, lo4), _mm512_and_si512(_mm512_sllv_epi16(hx, shl), hi2));
-      const __m512i w1 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), lo4),
-                                         _mm512_and_si512(_mm512_srlv_epi16(hx, shr), hi2));
-      isum = scaled_dot(isum, w0, load512(b[i].qs + 128 * h), _mm512_permutexvar_epi16(idx[2 * h], sc));
-      isum = scaled_dot(isum, w1, load512(b[i].qs + 128 * h + 64), _mm512_permutexvar_epi16(idx[2 * h + 1], sc));
-    }
-    // The -32 offset of every quant: 32 * sum over groups of scale * bsum.
-    const __m256i off = _mm256_slli_epi32(bsum_dot(b[i], sc16), 5);
-    isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(off));
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_set1_ps(f16_to_f32(a[i].d) * b[i].d), acc);
-  }
-  *s = hsum(acc);
+void q6_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) { q6_k_cols<1>(n, x, y, 0, s, 0); }
+void q6_k_vec_dot_cols_avx512(int64_t n, const void* w, int64_t n_x, const void* x, size_t x_stride, float* y,
+                              size_t y_stride) {
+  cols_dispatch<Q6KCols>(n, w, n_x, x, x_stride, y, y_stride);
 }
 
 void q3_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {

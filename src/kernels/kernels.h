@@ -24,6 +24,11 @@ using GemmTileFn = void (*)(int64_t n, int64_t n_rows, int64_t n_cols, const voi
 // tile shape, so that a token decoded alone equals the same token batched (decode GEMV).
 using GemvFn = void (*)(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 
+// One weight row w against n_x activation rows (x + c * x_stride bytes, in vec_dot_type):
+// y[c * y_stride] = the VecDotFn result for row c, bit for bit; the weights are unpacked once
+// for all n_x rows (batched decode, where the type has no tile-exact GEMV).
+using VecDotColsFn = void (*)(int64_t n, const void* w, int64_t n_x, const void* x, size_t x_stride, float* y,
+                              size_t y_stride);
 // y[i] += w * x[i] for i in [0, n), x a row of the entry's type (attention's weighted sum of V).
 using VecMadFn = void (*)(int64_t n, float* y, const void* x, float w);
 
@@ -55,6 +60,8 @@ struct Kernels {
   Isa isa = Isa::Scalar;
   // Indexed by weight type id: dot of one weight row with one activation row in vec_dot_type.
   std::array<VecDotFn, kTensorTypeCount> vec_dot{};
+  // Indexed by weight type id; nullptr where matmul calls vec_dot once per activation row.
+  std::array<VecDotColsFn, kTensorTypeCount> vec_dot_cols{};
   // Indexed by target type id: converts a float row into that type (activations: F32, F16,
   // BF16, Q8_0, Q8_1, Q8_K). Must produce what the reference quantizer produces.
   std::array<FromFloatFn, kTensorTypeCount> from_float{};

@@ -28,6 +28,8 @@ void fill_avx512_kernels(Kernels& k) {
   k.vec_dot[id(T::Q4_K)] = q4_k_vec_dot_avx512;
   k.vec_dot[id(T::Q5_K)] = q5_k_vec_dot_avx512;
   k.vec_dot[id(T::Q6_K)] = q6_k_vec_dot_avx512;
+  k.vec_dot_cols[id(T::Q4_K)] = q4_k_vec_dot_cols_avx512;
+  k.vec_dot_cols[id(T::Q6_K)] = q6_k_vec_dot_cols_avx512;
 
   k.gemm_tile[id(T::F32)] = f32_gemm_tile_avx512;
   k.gemm_tile[id(T::F16)] = f16_gemm_tile_avx512;

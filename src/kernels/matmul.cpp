@@ -61,6 +61,7 @@ class MatmulJob {
     const uint32_t tid = static_cast<uint32_t>(w.type);
     tile_ = k.gemm_tile[tid];
     dot_ = k.vec_dot[tid];
+    dot_cols_ = k.vec_dot_cols[tid];
     wdata_ = w.data;
     wstride_ = w.row_bytes;
     if (w.x16 && k.gemm_tile_x16[tid] && k.gemv_x16[tid]) {
@@ -118,6 +119,23 @@ class MatmulJob {
     // the weights come from memory once per call, not once per row.
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t q0 = c * kRowChunk, q1 = std::min(n_out, q0 + kRowChunk);
+      if (dot_cols_) {
+        // Each weight row unpacked once for every run of consecutive decode rows.
+        for (int64_t t0 = 0; t0 < n_tokens_;) {
+          if (!by_dot(t0)) {
+            ++t0;
+            continue;
+          }
+          int64_t t1 = t0 + 1;
+          while (t1 < n_tokens_ && by_dot(t1)) ++t1;
+          for (int64_t r = q0; r < q1; ++r) {
+            dot_cols_(w_->n_in, w_->data + r * w_->row_bytes, t1 - t0, x_ + t0 * xb_, xb_, y_ + t0 * n_out + r,
+                      static_cast<size_t>(n_out));
+          }
+          t0 = t1;
+        }
+        continue;
+      }
       for (int64_t t = 0; t < n_tokens_; ++t) {
         if (!by_dot(t)) continue;
         const uint8_t* xr = x_ + t * xb_;
@@ -144,6 +162,7 @@ class MatmulJob {
   size_t xb_ = 0;
   GemmTileFn tile_ = nullptr;
   VecDotFn dot_ = nullptr;
+  VecDotColsFn dot_cols_ = nullptr;
   GemvFn gemv_ = nullptr;
   // What tile_ and gemv_ read: the rows (one per stride) or the x16 groups (16 per stride).
   // vec_dot always reads the rows.

@@ -42,6 +42,11 @@ void q3_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void q4_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void q5_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void q6_k_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+// VecDotColsFn of Q4_K and Q6_K (dot_k_avx512.cpp).
+void q4_k_vec_dot_cols_avx512(int64_t n, const void* w, int64_t n_x, const void* x, size_t x_stride, float* y,
+                              size_t y_stride);
+void q6_k_vec_dot_cols_avx512(int64_t n, const void* w, int64_t n_x, const void* x, size_t x_stride, float* y,
+                              size_t y_stride);
 // gemm_q_avx512.cpp, gemm_k_avx512.cpp, gemm_float_avx512.cpp: prefill tiles (GemmTileFn).
 void q4_0_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                            const void* x, size_t x_stride, float* y, size_t y_stride);

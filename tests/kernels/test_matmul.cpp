@@ -27,7 +27,7 @@ TEST_P(Matmul, RowsAreIndependentOfTheirBatchMates) {
     const int64_t bs = type_traits(t).block_size;
     const int64_t n = bs == 1 ? 96 : (bs == 256 ? 512 : 4 * bs);
     // Enough rows that both threads get several 16-row chunks; enough MACs to use the pool.
-    const int64_t n_out = 70, n_tok = 7;
+    const int64_t n_out = 70;
     const size_t rb = row_bytes(t, n);
     std::vector<uint8_t> wdata(rb * static_cast<size_t>(n_out));
     for (int64_t r = 0; r < n_out; ++r) {
@@ -35,23 +35,27 @@ TEST_P(Matmul, RowsAreIndependentOfTheirBatchMates) {
       std::memcpy(&wdata[static_cast<size_t>(r) * rb], row.data(), rb);
     }
     const WeightMatrix w{t, n, n_out, wdata.data(), rb};
-    const auto x = random_floats(n * n_tok, 1.0f, rng);
-    const std::vector<uint8_t> decode = {0, 1, 0, 0, 1, 1, 0};  // mixed: runs of both kinds
-    MatmulScratch scratch;
-    std::vector<float> y(static_cast<size_t>(n_out * n_tok));
-    matmul(k, pool2, w, x.data(), n_tok, y.data(), scratch, decode);
-    for (int64_t tok = 0; tok < n_tok; ++tok) {
-      std::vector<float> alone(static_cast<size_t>(n_out));
-      const uint8_t d = decode[static_cast<size_t>(tok)];
-      matmul(k, pool1, w, x.data() + tok * n, 1, alone.data(), scratch, std::span<const uint8_t>(&d, 1));
-      ASSERT_EQ(std::memcmp(alone.data(), y.data() + tok * n_out, sizeof(float) * static_cast<size_t>(n_out)), 0)
-          << isa_label(GetParam()) << " " << tensor_type_name(t) << " token " << tok << (d ? " (decode)" : " (prefill)");
-      if (d) {
-        // The decode kernel is vec_dot: with no choice given, a single row takes it too.
-        std::vector<float> plain(static_cast<size_t>(n_out));
-        matmul(k, pool1, w, x.data() + tok * n, 1, plain.data(), scratch);
-        ASSERT_EQ(std::memcmp(alone.data(), plain.data(), sizeof(float) * static_cast<size_t>(n_out)), 0)
-            << tensor_type_name(t);
+    // Mixed runs of both kinds; then 11 decode rows at once (vec_dot_cols takes 8 at a time).
+    const std::vector<uint8_t> patterns[] = {{0, 1, 0, 0, 1, 1, 0}, std::vector<uint8_t>(11, 1)};
+    for (const std::vector<uint8_t>& decode : patterns) {
+      const int64_t n_tok = static_cast<int64_t>(decode.size());
+      const auto x = random_floats(n * n_tok, 1.0f, rng);
+      MatmulScratch scratch;
+      std::vector<float> y(static_cast<size_t>(n_out * n_tok));
+      matmul(k, pool2, w, x.data(), n_tok, y.data(), scratch, decode);
+      for (int64_t tok = 0; tok < n_tok; ++tok) {
+        std::vector<float> alone(static_cast<size_t>(n_out));
+        const uint8_t d = decode[static_cast<size_t>(tok)];
+        matmul(k, pool1, w, x.data() + tok * n, 1, alone.data(), scratch, std::span<const uint8_t>(&d, 1));
+        ASSERT_EQ(std::memcmp(alone.data(), y.data() + tok * n_out, sizeof(float) * static_cast<size_t>(n_out)), 0)
+            << isa_label(GetParam()) << " " << tensor_type_name(t) << " token " << tok << (d ? " (decode)" : " (prefill)");
+        if (d) {
+          // The decode kernel is vec_dot: with no choice given, a single row takes it too.
+          std::vector<float> plain(static_cast<size_t>(n_out));
+          matmul(k, pool1, w, x.data() + tok * n, 1, plain.data(), scratch);
+          ASSERT_EQ(std::memcmp(alone.data(), plain.data(), sizeof(float) * static_cast<size_t>(n_out)), 0)
+              << tensor_type_name(t);
+        }
       }
     }
     ++tested;

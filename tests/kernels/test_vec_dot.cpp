@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "kernel_test_data.h"
@@ -54,6 +55,45 @@ TEST_P(VecDot, MatchesReferenceWithinBudget) {
     }
     RecordProperty(std::string(tensor_type_name(t)) + "_worst_budget_ppm", worst_ppm);
   }
+}
+
+// vec_dot_cols, where a path has it: each column's result has vec_dot's bits for that row, for
+// every group size and tail (columns are taken 8 at a time) and with a y stride.
+TEST_P(VecDot, ColsEqualVecDotBitForBit) {
+  const Isa isa = GetParam();
+  const Kernels& k = kernels_for(isa);
+  std::mt19937 rng(43);
+  int tested = 0;
+  for (TensorType t : dot_types()) {
+    const VecDotColsFn cols = k.vec_dot_cols[static_cast<size_t>(t)];
+    if (!cols) continue;
+    const TypeTraits& tr = type_traits(t);
+    for (int64_t n : dot_lengths(t)) {
+      const auto w = random_weight_row(t, n, rng);
+      const size_t xb = row_bytes(tr.vec_dot_type, n);
+      for (int64_t n_x : {1, 2, 3, 5, 7, 8, 9, 13, 16, 17}) {
+        std::vector<uint8_t> x(xb * static_cast<size_t>(n_x));
+        for (int64_t c = 0; c < n_x; ++c) {
+          const auto a = activation_row(tr.vec_dot_type, random_floats(n, 1.0f, rng));
+          std::memcpy(x.data() + xb * static_cast<size_t>(c), a.data(), xb);
+        }
+        constexpr size_t kStride = 3;
+        std::vector<float> y(kStride * static_cast<size_t>(n_x), -1.0f);
+        cols(n, w.data(), n_x, x.data(), xb, y.data(), kStride);
+        for (int64_t c = 0; c < n_x; ++c) {
+          float want = 0.0f;
+          k.vec_dot[static_cast<size_t>(t)](n, &want, w.data(), x.data() + xb * static_cast<size_t>(c));
+          const float have = y[kStride * static_cast<size_t>(c)];
+          ASSERT_EQ(std::memcmp(&want, &have, sizeof(float)), 0)
+              << isa_name(isa) << " " << tensor_type_name(t) << " n=" << n << " n_x=" << n_x << " column " << c
+              << ": vec_dot " << want << ", cols " << have;
+          ASSERT_EQ(y[kStride * static_cast<size_t>(c) + 1], -1.0f) << "wrote between columns";
+        }
+      }
+    }
+    ++tested;
+  }
+  if (tested == 0) GTEST_SKIP() << isa_name(isa) << " has no vec_dot_cols";
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, VecDot, ::testing::ValuesIn(supported_isas()),
