@@ -56,6 +56,8 @@ using MadRowsGroupFn = void (*)(int64_t n, int64_t n_rows, const void* rows, siz
 // rounded to the nearest f16 (an F16 cache's weighted sum multiplies them in f16).
 using SoftmaxFn = void (*)(float* x, int64_t n, bool round_f16);
 
+// out[i] = silu(gate[i]) * up[i], silu(a) = a / (1 + e^-a), for i in [0, n); out may be gate.
+using SiluMulFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
 struct Kernels {
   Isa isa = Isa::Scalar;
   // Indexed by weight type id: dot of one weight row with one activation row in vec_dot_type.
@@ -88,6 +90,8 @@ struct Kernels {
   std::array<MadRowsGroupFn, kTensorTypeCount> mad_rows_group{};
   // Attention's softmax over one head's scores.
   SoftmaxFn softmax = nullptr;
+  // The feed-forward block's activation (the scalar table's is kernels/ops.h silu_mul).
+  SiluMulFn silu_mul = nullptr;
 };
 
 // The table for a path; the path must be supported (isa_supported) — throws Error otherwise.

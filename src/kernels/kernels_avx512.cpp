@@ -53,6 +53,7 @@ void fill_avx512_kernels(Kernels& k) {
   k.gemv_x16[id(T::Q8_0)] = q8_0_gemv_x16_avx512;
 
   k.softmax = softmax_avx512;
+  k.silu_mul = silu_mul_avx512;
   k.vec_mad[id(T::F32)] = f32_vec_mad_avx512;
   k.vec_mad[id(T::F16)] = f16_vec_mad_avx512;
   k.dot_rows[id(T::F16)] = f16_dot_rows_avx512;

@@ -33,6 +33,7 @@ void fill_neon_kernels(Kernels& k) {
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_neon;
 
   k.softmax = softmax_neon;
+  k.silu_mul = silu_mul_neon;
   k.vec_mad[id(T::F32)] = f32_vec_mad_neon;
   k.vec_mad[id(T::F16)] = f16_vec_mad_neon;
   k.dot_rows[id(T::F16)] = f16_dot_rows_neon;

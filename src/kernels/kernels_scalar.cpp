@@ -39,6 +39,7 @@ void fill_scalar_kernels(Kernels& k) {
   k.vec_mad[static_cast<size_t>(TensorType::F32)] = f32_vec_mad_ref;
   k.vec_mad[static_cast<size_t>(TensorType::F16)] = f16_vec_mad_ref;
   k.softmax = softmax_ref;
+  k.silu_mul = silu_mul;
 }
 
 }  // namespace edgeinfer

@@ -178,6 +178,8 @@ void q4_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_str
 void q8_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 // attention's softmax (kernels/softmax_avx512.cpp)
 void softmax_avx512(float* x, int64_t n, bool round_f16);
+// the feed-forward SiLU·mul (kernels/silu_avx512.cpp)
+void silu_mul_avx512(const float* gate, const float* up, float* out, int64_t n);
 // attention's y += w * x (kernels/vec_mad_avx512.cpp)
 void f32_vec_mad_avx512(int64_t n, float* y, const void* x, float w);
 void f16_vec_mad_avx512(int64_t n, float* y, const void* x, float w);

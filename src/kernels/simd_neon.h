@@ -83,6 +83,8 @@ static inline uint8x16_t bits16_to_bytes(uint32_t bits) {
 }  // namespace neon
 // attention's softmax (kernels/softmax_neon.cpp)
 void softmax_neon(float* x, int64_t n, bool round_f16);
+// the feed-forward SiLU·mul (kernels/silu_neon.cpp)
+void silu_mul_neon(const float* gate, const float* up, float* out, int64_t n);
 // attention's y += w * x (kernels/vec_mad_neon.cpp)
 void f32_vec_mad_neon(int64_t n, float* y, const void* x, float w);
 void f16_vec_mad_neon(int64_t n, float* y, const void* x, float w);

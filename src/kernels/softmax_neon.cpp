@@ -1,29 +1,13 @@
 // NEON softmax for attention: the algorithm of softmax_avx512.cpp on 4 lanes (2^n built in the
 // exponent bits), tails through a padded buffer; f16 rounding with vcvt (round to nearest even).
+#include "kernels/exp_neon.h"
 #include "kernels/simd_neon.h"
 
 namespace edgeinfer {
 
 namespace {
 
-static inline float32x4_t exp_ps(float32x4_t x) {
-  const float32x4_t lo = vdupq_n_f32(-87.33654f);
-  const uint32x4_t keep = vcgeq_f32(x, lo);
-  x = vminq_f32(vmaxq_f32(x, lo), vdupq_n_f32(88.37626f));
-  const float32x4_t n = vrndnq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504088896341f)));
-  float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
-  r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
-  float32x4_t p = vdupq_n_f32(1.9875691500e-4f);
-  p = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), p, r);
-  p = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), p, r);
-  const float32x4_t y = vaddq_f32(vfmaq_f32(r, p, vmulq_f32(r, r)), vdupq_n_f32(1.0f));
-  const int32x4_t e = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
-  const float32x4_t v = vmulq_f32(y, vreinterpretq_f32_s32(e));
-  return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v), keep));
-}
+using neon::exp_ps;
 
 static inline float32x4_t round_f16(float32x4_t v) { return vcvt_f32_f16(vcvt_f16_f32(v)); }
 

@@ -217,7 +217,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     // Element-wise over the whole [n][F] block (one exp per element): split by elements, not
     // tokens, so that a few decoding tokens still use every thread.
     pool.parallel_for(
-        n * F, [&](int64_t i0, int64_t i1) { silu_mul(gate_.data() + i0, up_.data() + i0, gate_.data() + i0, i1 - i0); },
+        n * F, [&](int64_t i0, int64_t i1) { K.silu_mul(gate_.data() + i0, up_.data() + i0, gate_.data() + i0, i1 - i0); },
         16384);
     lap(FwdOp::Act);
     matmul(K, pool, L.w_down, gate_.data(), n, xb, mm_, tok_decode_);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernel_test_data.h"
+#include "kernels/ops.h"
 #include "quant/type_traits.h"
 
 namespace edgeinfer::kernel_test {
@@ -20,6 +21,7 @@ TEST(KernelTables, SimdPathsSpecializeTheHotTypes) {
       EXPECT_NE(k.vec_dot[static_cast<size_t>(t)], type_traits(t).vec_dot_ref)
           << isa_name(isa) << " vec_dot " << tensor_type_name(t);
     }
+    EXPECT_NE(k.silu_mul, &silu_mul) << isa_name(isa) << " silu_mul";
   }
 }
 
@@ -29,6 +31,7 @@ TEST(KernelTables, ScalarPathIsTheReference) {
     EXPECT_EQ(k.vec_dot[static_cast<size_t>(t)], type_traits(t).vec_dot_ref);
     EXPECT_EQ(k.gemm_tile[static_cast<size_t>(t)], nullptr);
   }
+  EXPECT_EQ(k.silu_mul, &silu_mul);
 }
 
 }  // namespace
