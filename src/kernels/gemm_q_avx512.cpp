@@ -445,6 +445,7 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
   const uint8_t* xb = static_cast<const uint8_t*>(x);
   alignas(64) WeightPack wp;
   alignas(64) ActPack ap;
+  alignas(64) float ybuf[kRowBlock / kRows][kPanel][kRows];
   const int64_t n_chunks = (nb + kChunkBlocks - 1) / kChunkBlocks;
   if (n_cols <= kMaxCols && n_chunks <= kFewActMaxChunks) {
     // Few columns: one 16-row group walks all of K, so the activation terms of every chunk are
@@ -481,7 +482,10 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
     const uint8_t* xp = xb + static_cast<size_t>(p0) * x_stride;
     float* yp = y + static_cast<size_t>(p0) * y_stride;
     // Row blocks keep the panel's partial outputs (kRowBlock x kPanel floats) near L1 while K
-    // is walked; the activation terms of a chunk are shared by the block's row groups.
+    // is walked; the activation terms of a chunk are shared by the block's row groups. The
+    // partial sums live in ybuf, [row group][column][16 rows], and reach y once the block's K
+    // is done: y's columns are a whole output row apart (often a multiple of 4 KiB), so every
+    // column of a row group fell in one L1 set and the micro-kernel waited on its loads.
     const int64_t row_block = np <= kMaxCols ? kRows : kRowBlock;
     for (int64_t rb0 = 0; rb0 < n_rows; rb0 += row_block) {
       const int64_t rb1 = n_rows - rb0 < row_block ? n_rows : rb0 + row_block;
@@ -494,11 +498,19 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
           if (row_block == kRows || Src::kOneStream) src.prefetch_after(r0, k0, kb);
           for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
           const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+          float* yg = ybuf[(r0 - rb0) / kRows][0];
           for (int c0 = 0; c0 < np; c0 += kMaxCols) {
             const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
-            micro_dispatch<Fmt, kMaxCols>(nc, PackWeights{wp}, kb, ap, c0, xp, x_stride, k0, yp + r0, y_stride, rmask,
-                                          k0 == 0);
+            micro_dispatch<Fmt, kMaxCols>(nc, PackWeights{wp}, kb, ap, c0, xp, x_stride, k0, yg, kRows, rmask, k0 == 0);
           }
+        }
+      }
+      for (int64_t r0 = rb0; r0 < rb1; r0 += kRows) {
+        const int nr = static_cast<int>(rb1 - r0 < kRows ? rb1 - r0 : kRows);
+        const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+        for (int c = 0; c < np; ++c) {
+          _mm512_mask_storeu_ps(yp + static_cast<size_t>(c) * y_stride + r0, rmask,
+                                _mm512_load_ps(ybuf[(r0 - rb0) / kRows][c]));
         }
       }
     }
