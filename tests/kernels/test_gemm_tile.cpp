@@ -24,6 +24,9 @@ std::vector<Shape> shapes(TensorType t) {
   std::vector<Shape> v = {{unit, 1, 1}, {unit, 16, 8}, {3 * unit, 17, 3}, {bs == 256 ? 2 * unit : 9 * unit, 5, 13},
                           {bs == 1 ? 37 : (bs == 256 ? 3 * unit : 19 * unit), 33, 9},
                           {bs == 256 ? 4 * unit : 40 * unit, 48, 70}};
+  // Float types: K over several of a tile's K chunks with a tail, rows over several row
+  // blocks, columns over two panels with a partial column group.
+  if (bs == 1) v.push_back({1037, 70, 55});
   return v;
 }
 
