@@ -1,10 +1,14 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <csignal>
+#include <memory>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -117,6 +121,22 @@ int HttpServer::start() {
   register_native_routes(ctx, *http_);
   register_admin_routes(ctx, *http_);
 
+  // cpp-httplib listens with a backlog of 5 (the default compiled into Debian's library): a
+  // burst of clients connecting at once (64 in the load test) overflowed the accept queue, the
+  // kernel dropped their handshakes, and requests failed with read errors ~1.2 s later (SYN-ACK
+  // retransmission). The listening socket is noted when created and its backlog raised to the
+  // system's maximum once bound (listen() on a listening socket updates the backlog).
+  const auto listen_fd = std::make_shared<socket_t>(INVALID_SOCKET);
+  http_->set_socket_options([listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    *listen_fd = sock;
+  });
+  auto raise_backlog = [&] {
+    if (*listen_fd != INVALID_SOCKET && ::listen(*listen_fd, SOMAXCONN) != 0) {
+      std::fprintf(stderr, "edgeinfer serve: warning: cannot raise the listen backlog (%s); bursts of connections "
+                           "may be refused\n", std::strerror(errno));
+    }
+  };
   if (o.port == 0) {
     port_ = http_->bind_to_any_port(o.host);
     if (port_ <= 0) throw Error("cannot bind a port on " + o.host);
@@ -126,6 +146,7 @@ int HttpServer::start() {
     }
     port_ = o.port;
   }
+  raise_backlog();
   listener_ = std::thread([this] { http_->listen_after_bind(); });
   // httplib's stop() does nothing until the listen loop runs: wait for it, so that a shutdown
   // right after start (a model that fails to load) cannot be lost.

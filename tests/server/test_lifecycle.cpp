@@ -1,11 +1,21 @@
 // Lifecycle: a client that disconnects mid-stream cancels its request and its KV blocks are
 // freed at once (visible in /metrics); SIGTERM / SIGINT on the real `edgeinfer serve` drain
-// in-flight requests within the grace period, refuse new ones, and exit 0.
+// in-flight requests within the grace period, refuse new ones, and exit 0; a burst of
+// connections is not dropped at the listen backlog.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <thread>
+#include <vector>
 
 #include "server_test_util.h"
 
@@ -50,6 +60,54 @@ TEST(Lifecycle, DisconnectMidStreamCancelsAndFreesKv) {
   EXPECT_LT(metric(m, "edgeinfer:generation_tokens_total"), 2000.0);
   // The server goes on serving.
   EXPECT_EQ(post(srv.port(), "/v1/completions", json{{"prompt", "Once"}, {"max_tokens", 3}}).status, 200);
+}
+
+// A burst of clients connecting at once (agents fanning out, a load test's clients starting
+// together) all get their connection at once: the listen backlog holds them until the server
+// accepts. With cpp-httplib's default backlog of 5, the kernel dropped the handshakes past it
+// and those clients waited for the SYN retransmission (1 s) or failed. Connection completion is
+// the kernel's doing alone (loopback), so the bound below does not depend on the server's speed.
+TEST(Lifecycle, BurstOfConnectionsIsNotDropped) {
+  TestServer srv(test_options());
+  constexpr int kConnections = 200;
+  std::vector<int> fds;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(srv.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < kConnections; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ASSERT_GE(fd, 0);
+    fds.push_back(fd);
+    const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    ASSERT_TRUE(rc == 0 || errno == EINPROGRESS) << std::strerror(errno);
+  }
+  int connected = 0;
+  std::vector<bool> done(kConnections, false);
+  while (connected < kConnections && Clock::now() - t0 < 3s) {
+    std::vector<pollfd> pf;
+    for (int i = 0; i < kConnections; ++i) {
+      if (!done[static_cast<size_t>(i)]) pf.push_back({fds[static_cast<size_t>(i)], POLLOUT, 0});
+    }
+    ::poll(pf.data(), pf.size(), 50);
+    for (const pollfd& p : pf) {
+      if (!(p.revents & (POLLOUT | POLLERR | POLLHUP))) continue;
+      int err = 0;
+      socklen_t len = sizeof err;
+      ::getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      EXPECT_EQ(err, 0) << std::strerror(err);
+      const size_t i = static_cast<size_t>(std::find(fds.begin(), fds.end(), p.fd) - fds.begin());
+      done[i] = true;
+      ++connected;
+    }
+  }
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0);
+  for (int fd : fds) ::close(fd);
+  EXPECT_EQ(connected, kConnections);
+  EXPECT_LT(took, 700ms) << "handshakes were dropped and retransmitted: " << connected << " connected";
+  // The server goes on serving.
+  EXPECT_EQ(get(srv.port(), "/health").status, 200);
 }
 
 TEST(Lifecycle, SigtermDrainsInFlightAndExitsZero) {
