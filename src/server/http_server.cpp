@@ -4,12 +4,12 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
-#include <csignal>
-#include <memory>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "server/http_reply.h"
@@ -123,8 +123,8 @@ int HttpServer::start() {
 
   // cpp-httplib listens with a backlog of 5 (the default compiled into Debian's library): a
   // burst of clients connecting at once (64 in the load test) overflowed the accept queue, the
-  // kernel dropped their handshakes, and requests failed with read errors ~1.2 s later (SYN-ACK
-  // retransmission). The listening socket is noted when created and its backlog raised to the
+  // kernel dropped their handshakes, and requests failed with read errors ~1.2 s later (after
+  // the handshake's 1 s retransmission). The listening socket is noted when created and its backlog raised to the
   // system's maximum once bound (listen() on a listening socket updates the backlog).
   const auto listen_fd = std::make_shared<socket_t>(INVALID_SOCKET);
   http_->set_socket_options([listen_fd](socket_t sock) {
