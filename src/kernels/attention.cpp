@@ -49,20 +49,26 @@ void attend_head_split_blocks(const PagedKvView& kv, const AttentionShape& s, in
   }
 }
 
-// Requests the rows of a later cache block (nr rows of `bytes` from `first`, `stride` apart)
-// into L2 while the current one is computed: one block's rows of one head are a few short
-// strided runs that the hardware prefetcher does not fetch ahead across blocks (a third of the
-// score kernel's time sat on the first load of each K row in batched decode at depth 1024).
-// L2, not L1: a burst of L1 requests fills the miss buffers and stalls the kernel.
-void prefetch_rows(const uint8_t* first, int64_t nr, size_t stride, size_t bytes) {
+// Blocks ahead of the one being computed whose rows are requested (prefetch_block).
+constexpr int64_t kPrefetchBlocks = 2;
+
+enum class KvPart { K, V };
+
+// Requests into L2 the `bytes` used of each row of the cache block starting at position p (none
+// when p >= n_ctx), `offset` bytes into the row, while an earlier block is computed: one
+// block's rows of one head are a few short strided runs that the hardware prefetcher does not
+// fetch ahead across blocks (a third of the score kernel's time sat on the first load of each K
+// row in batched decode at depth 1024). L2, not L1: a burst of L1 requests fills the miss
+// buffers and stalls the kernel.
+void prefetch_block(const PagedKvView& kv, KvPart part, int64_t p, int64_t n_ctx, size_t offset, size_t bytes) {
+  if (p >= n_ctx) return;
+  const int64_t nr = std::min<int64_t>(kv.block_size, n_ctx - p);
+  const uint8_t* first = (part == KvPart::K ? kv.k_row(p) : kv.v_row(p)) + offset;
   for (int64_t r = 0; r < nr; ++r) {
-    const uint8_t* row = first + static_cast<size_t>(r) * stride;
+    const uint8_t* row = first + static_cast<size_t>(r) * kv.row_bytes;
     for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(row + o, 0, 1);
   }
 }
-
-// Blocks ahead of the one being computed that prefetch_rows requests.
-constexpr int64_t kPrefetchBlocks = 2;
 
 }  // namespace
 
@@ -90,9 +96,7 @@ void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& 
     const int64_t bs = kv.block_size;
     for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
       const int64_t nr = std::min(bs, n_ctx - p0);
-      if (const int64_t pf = p0 + kPrefetchBlocks * bs; pf < n_ctx) {
-        prefetch_rows(kv.k_row(pf) + head_offset, std::min(bs, n_ctx - pf), kv.row_bytes, head_bytes);
-      }
+      prefetch_block(kv, KvPart::K, p0 + kPrefetchBlocks * bs, n_ctx, head_offset, head_bytes);
       rows(hd, nr, kv.k_row(p0) + head_offset, kv.row_bytes, qconv, scores + p0);
       for (int64_t p = p0; p < p0 + nr; ++p) scores[p] *= s.scale;
     }
@@ -115,9 +119,7 @@ void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& 
       // A cache block's rows are contiguous: one call per block, the sum kept in registers.
       const int64_t bs = kv.block_size;
       for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
-        if (const int64_t pf = p0 + kPrefetchBlocks * bs; pf < n_ctx) {
-          prefetch_rows(kv.v_row(pf) + head_offset, std::min(bs, n_ctx - pf), kv.row_bytes, head_bytes);
-        }
+        prefetch_block(kv, KvPart::V, p0 + kPrefetchBlocks * bs, n_ctx, head_offset, head_bytes);
         rows(hd, std::min(bs, n_ctx - p0), kv.v_row(p0) + head_offset, kv.row_bytes, scores + p0, out);
       }
     } else {
@@ -177,9 +179,7 @@ void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape&
   const size_t row_used = static_cast<size_t>(*head_bytes_opt);
   for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
     const int64_t nr = std::min(bs, n_ctx - p0);
-    if (const int64_t pf = p0 + kPrefetchBlocks * bs; pf < n_ctx) {
-      prefetch_rows(kv.k_row(pf) + head_offset, std::min(bs, n_ctx - pf), kv.row_bytes, row_used);
-    }
+    prefetch_block(kv, KvPart::K, p0 + kPrefetchBlocks * bs, n_ctx, head_offset, row_used);
     dots(hd, nr, kv.k_row(p0) + head_offset, kv.row_bytes, n_group, qconv, sizeof(float) * static_cast<size_t>(q_floats),
          scores + p0, static_cast<size_t>(n_ctx));
   }
@@ -189,13 +189,11 @@ void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape&
     k.softmax(sc, n_ctx, kv.type == TensorType::F16);
   }
   std::fill(out, out + n_group * hd, 0.0f);
-  for (int64_t pf = 0; pf < std::min(n_ctx, kPrefetchBlocks * bs); pf += bs) {  // V's first blocks, during softmax
-    prefetch_rows(kv.v_row(pf) + head_offset, std::min(bs, n_ctx - pf), kv.row_bytes, row_used);
+  for (int64_t b = 0; b < kPrefetchBlocks; ++b) {  // V's first blocks, during softmax
+    prefetch_block(kv, KvPart::V, b * bs, n_ctx, head_offset, row_used);
   }
   for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
-    if (const int64_t pf = p0 + kPrefetchBlocks * bs; pf < n_ctx) {
-      prefetch_rows(kv.v_row(pf) + head_offset, std::min(bs, n_ctx - pf), kv.row_bytes, row_used);
-    }
+    prefetch_block(kv, KvPart::V, p0 + kPrefetchBlocks * bs, n_ctx, head_offset, row_used);
     mads(hd, std::min(bs, n_ctx - p0), kv.v_row(p0) + head_offset, kv.row_bytes, n_group, scores + p0,
          static_cast<size_t>(n_ctx), out, static_cast<size_t>(hd));
   }

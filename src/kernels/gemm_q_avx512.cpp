@@ -463,12 +463,13 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
       for (int64_t ch = 0; ch < n_chunks; ++ch) {
         const int64_t k0 = ch * kChunkBlocks;
         const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
-        if constexpr (!Src::kOneStream) src.prefetch_after(r0, k0, kb);  // x16: X16Weights requests its stream
         if constexpr (Src::kOneStream) {
-          // Each block is used once per column group here: loaded straight into registers.
+          // Each block is used once per column group here: loaded straight into registers
+          // (X16Weights also requests the stream ahead).
           micro_dispatch<Fmt, kMaxCols>(np, src.direct(g, k0), kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask,
                                         k0 == 0);
         } else {
+          src.prefetch_after(r0, k0, kb);
           for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
           micro_dispatch<Fmt, kMaxCols>(np, PackWeights{wp}, kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask,
                                         k0 == 0);
