@@ -26,6 +26,7 @@ struct BenchCliOptions {
   std::vector<int> threads;
   std::vector<int> parallel = {1};
   int depth = 0;
+  bool shared_depth = false;
   int reps = 5;
   std::string kv_type = "f16";
   bool json = false;
@@ -61,6 +62,7 @@ int bench(const BenchCliOptions& o) {
   bo.threads = o.threads.empty() ? std::vector<int>{default_threads()} : o.threads;
   bo.parallel = o.parallel;
   bo.depth = o.depth;
+  bo.shared_depth = o.shared_depth;
   bo.reps = o.reps;
   bo.kv_type = parse_kv_type(o.kv_type);
   bo.profile = o.profile;
@@ -172,6 +174,8 @@ void add_bench_command(CLI::App& app, Registry& r) {
                   "Prompt tokens cached in each sequence before the generation tests (tg at depth)")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  sub->add_flag("--shared-depth", o->shared_depth,
+                "With --parallel: the sequences share the depth prompt's cache blocks (a common cached prefix)");
   sub->add_option("--parallel", o->parallel,
                   "Sequences decoding together in the generation tests, comma-separated (tok/s counts all)")
       ->delimiter(',')

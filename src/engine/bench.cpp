@@ -80,13 +80,27 @@ class BenchBatch {
     }
     fwd_.forward(batch_, *kv_);
   }
+  // Sequences [1, n_seq) take sequence 0's blocks for its first n_rows cached rows, as requests
+  // sharing a cached prefix do: the whole blocks by reference, the rows of a last partial block
+  // copied (each sequence writes its own tokens after them).
+  void share_prefix(int64_t n_rows, int n_seq) {
+    const int64_t whole = n_rows / kBlock;
+    for (int s = 1; s < n_seq; ++s) {
+      for (int64_t i = 0; i < whole; ++i) tables_[s][static_cast<size_t>(i)] = tables_[0][static_cast<size_t>(i)];
+    }
+    copy_rows(whole * kBlock, n_rows, n_seq);
+  }
   // Copies sequence 0's first n_rows cached rows (every layer, K and V) into sequences [1, n_seq):
   // each gets the same prompt in its own memory, without prefilling it again.
-  void copy_prefix(int64_t n_rows, int n_seq) {
+  void copy_prefix(int64_t n_rows, int n_seq) { copy_rows(0, n_rows, n_seq); }
+
+ private:
+  // Rows [p_begin, p_end) of sequence 0 into sequences [1, n_seq), every layer, K and V.
+  void copy_rows(int64_t p_begin, int64_t p_end, int n_seq) {
     const KvStorage& src = *kv_;
     for (int s = 1; s < n_seq; ++s) {
       for (int64_t l = 0; l < kv_->n_layer(); ++l) {
-        for (int64_t p = 0; p < n_rows; ++p) {
+        for (int64_t p = p_begin; p < p_end; ++p) {
           const int32_t b0 = tables_[0][static_cast<size_t>(p / kBlock)], b = tables_[s][static_cast<size_t>(p / kBlock)];
           const int32_t slot = static_cast<int32_t>(p % kBlock);
           std::memcpy(kv_->k_row(l, b, slot), src.k_row(l, b0, slot), kv_->row_bytes());
@@ -96,7 +110,6 @@ class BenchBatch {
     }
   }
 
- private:
   static constexpr int32_t kBlock = 16;
   ForwardPass fwd_;
   int64_t blocks_per_seq_;
@@ -222,7 +235,7 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
              int_path ? "int8 peak" : "fp32 fma peak");
     }
     // The depth prompt, prefilled once into sequence 0 (in chunks, as the engine would) and
-    // copied into the others; tg tests then decode from position `depth`, overwriting only the
+    // copied into the others (or, with shared_depth, its blocks shared with them); tg tests then decode from position `depth`, overwriting only the
     // slots after it.
     if (opt.depth > 0 && max_n > 0) {
       const std::vector<int32_t> prompt = random_tokens(opt.depth);
@@ -230,7 +243,11 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
         const int len = std::min(512, opt.depth - p0);
         seq.decode(std::span<const int32_t>(prompt).subspan(static_cast<size_t>(p0), static_cast<size_t>(len)), p0);
       }
-      seq.copy_prefix(opt.depth, max_par);
+      if (opt.shared_depth) {
+        seq.share_prefix(opt.depth, max_par);
+      } else {
+        seq.copy_prefix(opt.depth, max_par);
+      }
     }
     for (int ng : opt.n_gen) {
       if (ng <= 0) continue;
@@ -239,6 +256,7 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
         r.test = "tg" + std::to_string(ng);
         if (opt.depth > 0) r.test += "@d" + std::to_string(opt.depth);
         if (np > 1) r.test += " x" + std::to_string(np);
+        if (np > 1 && opt.depth > 0 && opt.shared_depth) r.test += " shared";
         r.n_gen = ng;
         r.parallel = np;
         r.depth = opt.depth;

@@ -8,6 +8,8 @@
 //     depth D, where attention reads D cached rows per token.
 //   tgN xP (tgN@dD xP): P sequences decoding together, one batched forward per step (each
 //     sequence its own cache, of depth D); tok/s = P · N / time, all streams together.
+//   tgN@dD xP shared: the same with the depth prompt's whole blocks shared by the P sequences, as
+//     the prefix cache shares a common system prompt (BenchOptions::shared_depth).
 // Each test runs once as a warm-up, then `reps` times; the figure is the median ± the sample
 // standard deviation of the repetitions.
 // Roofline: generation against memory bandwidth (bytes the weights and KV cache stream per token ×
@@ -33,6 +35,7 @@ struct BenchOptions {
   std::vector<int> threads = {1};
   std::vector<int> parallel = {1};  // sequences decoding together in the tg tests
   int depth = 0;                    // prompt tokens in each sequence's cache before a tg test
+  bool shared_depth = false;        // parallel sequences share the depth prompt's blocks
   int reps = 5;
   TensorType kv_type = TensorType::F16;
   bool probes = true;

@@ -70,7 +70,29 @@ void prefetch_block(const PagedKvView& kv, KvPart part, int64_t p, int64_t n_ctx
   }
 }
 
+void check_group(const AttentionShape& s, int64_t head0, int64_t n_group, const char* what) {
+  const int64_t n_rep = s.n_head / s.n_head_kv;
+  if (n_group < 1 || head0 < 0 || head0 + n_group > s.n_head || head0 / n_rep != (head0 + n_group - 1) / n_rep) {
+    throw Error(std::string(what) + ": heads " + std::to_string(head0) + ".." + std::to_string(head0 + n_group - 1) +
+                " do not share one KV head");
+  }
+}
+
+// Floats of one query converted to the cache type's vec_dot_type (at most f32 size, plus block
+// headers), as attend_group lays them out.
+int64_t query_floats(const AttentionShape& s) { return s.head_dim + 32; }
+
+int64_t padded_ctx(int64_t n_ctx, int64_t block_size) { return (n_ctx + block_size - 1) / block_size * block_size; }
+
 }  // namespace
+
+size_t attention_tokens_scratch_floats(const AttentionShape& s, int64_t n_tokens, int64_t n_ctx) {
+  // Per token and head: scores over the padded context, the converted query and the output sum.
+  // A block size of 1024 (the largest) bounds the padding.
+  const size_t n_rep = static_cast<size_t>(std::max<int64_t>(1, s.n_head / std::max<int64_t>(1, s.n_head_kv)));
+  const size_t per = n_rep * static_cast<size_t>(padded_ctx(n_ctx, 1024) + query_floats(s) + s.head_dim);
+  return std::max(attention_scratch_floats(s, n_ctx), static_cast<size_t>(std::max<int64_t>(1, n_tokens)) * per);
+}
 
 void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head,
                  const float* q, int64_t n_ctx, float* out, float* scratch) {
@@ -156,10 +178,7 @@ void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape&
                   const float* q, int64_t n_ctx, float* out, float* scratch) {
   const int64_t hd = s.head_dim;
   const int64_t n_rep = s.n_head / s.n_head_kv;
-  if (n_group < 1 || head0 < 0 || head0 + n_group > s.n_head || head0 / n_rep != (head0 + n_group - 1) / n_rep) {
-    throw Error("attend_group: heads " + std::to_string(head0) + ".." + std::to_string(head0 + n_group - 1) +
-                " do not share one KV head");
-  }
+  check_group(s, head0, n_group, "attend_group");
   const uint32_t t = static_cast<uint32_t>(kv.type);
   const DotRowsGroupFn dots = k.dot_rows_group[t];
   const MadRowsGroupFn mads = k.mad_rows_group[t];
@@ -197,6 +216,103 @@ void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape&
     mads(hd, std::min(bs, n_ctx - p0), kv.v_row(p0) + head_offset, kv.row_bytes, n_group, scores + p0,
          static_cast<size_t>(n_ctx), out, static_cast<size_t>(hd));
   }
+}
+
+void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
+                   std::span<const AttnToken> toks, float* scratch) {
+  check_group(s, head0, n_group, "attend_tokens");
+  const int64_t n_tok = static_cast<int64_t>(toks.size());
+  const uint32_t type = static_cast<uint32_t>(kv.type);
+  const DotRowsGroupFn dots = k.dot_rows_group[type];
+  const MadRowsGroupFn mads = k.mad_rows_group[type];
+  const auto head_bytes_opt = tensor_row_bytes(kv.type, s.head_dim);
+  if (n_tok <= 1 || n_group == 1 || !dots || !mads || !head_bytes_opt) {
+    // Nothing to share (or no group kernels): token by token.
+    PagedKvView one = kv;
+    for (const AttnToken& a : toks) {
+      one.block_table = a.block_table;
+      attend_group(k, one, s, head0, n_group, a.q, a.n_ctx, a.out, scratch);
+    }
+    return;
+  }
+  // attend_group's steps, each over the tokens holding a block at once: scores of every token's
+  // heads, softmax per head, then the weighted sum of V block by block in order. The rows past a
+  // token's context in a block it shares with longer ones are scored and never used (a row's
+  // score depends only on that row and the query); the weighted sum takes exactly its rows.
+  const int64_t hd = s.head_dim, G = n_group, bs = kv.block_size;
+  const int64_t n_rep = s.n_head / s.n_head_kv;
+  const size_t head_bytes = static_cast<size_t>(*head_bytes_opt);
+  const size_t head_offset = static_cast<size_t>(head0 / n_rep) * head_bytes;
+  int64_t max_ctx = 0;
+  for (const AttnToken& a : toks) max_ctx = std::max(max_ctx, a.n_ctx);
+  const int64_t ctx = padded_ctx(max_ctx, bs);  // each head's score row
+  const int64_t qf = query_floats(s);
+  float* scores = scratch;                  // [n_tok][G][ctx]
+  float* qconv = scores + n_tok * G * ctx;  // [n_tok][G][qf]
+  float* sum = qconv + n_tok * G * qf;      // [n_tok][G][hd]
+  const FromFloatFn conv = k.from_float[static_cast<uint32_t>(type_traits(kv.type).vec_dot_type)];
+  for (int64_t t = 0; t < n_tok; ++t) {
+    for (int64_t g = 0; g < G; ++g) conv(toks[t].q + g * hd, qconv + (t * G + g) * qf, hd);
+  }
+  const uint8_t* const k_head = kv.k_base + head_offset;
+  const uint8_t* const v_head = kv.v_base + head_offset;
+  auto rows_in = [&](int64_t t, int64_t p0) { return std::min(bs, toks[t].n_ctx - p0); };
+  // Calls fn(t0, t1, block, n_rows) for each run of neighbouring tokens that hold the same block
+  // at position p0 (and, with same_rows, need as many of its rows); n_rows is the run's most.
+  auto for_runs = [&](int64_t p0, bool same_rows, auto&& fn) {
+    const int64_t i = p0 / bs;
+    for (int64_t t0 = 0; t0 < n_tok;) {
+      if (toks[t0].n_ctx <= p0) {
+        ++t0;
+        continue;
+      }
+      const int32_t b = toks[t0].block_table[i];
+      int64_t nr = rows_in(t0, p0), t1 = t0 + 1;
+      while (t1 < n_tok && toks[t1].n_ctx > p0 && toks[t1].block_table[i] == b && (!same_rows || rows_in(t1, p0) == nr)) {
+        nr = std::max(nr, rows_in(t1, p0));
+        ++t1;
+      }
+      fn(t0, t1, b, nr);
+      t0 = t1;
+    }
+  };
+  // The block two ahead of p0 for the first token that has it (tokens sharing blocks share it).
+  auto prefetch_ahead = [&](KvPart part, int64_t p0) {
+    const int64_t pa = p0 + kPrefetchBlocks * bs;
+    for (int64_t t = n_tok; t-- > 0;) {
+      if (toks[t].n_ctx > pa) {
+        PagedKvView one = kv;
+        one.block_table = toks[t].block_table;
+        prefetch_block(one, part, pa, toks[t].n_ctx, head_offset, head_bytes);
+        return;
+      }
+    }
+  };
+  const size_t q_stride = sizeof(float) * static_cast<size_t>(qf);
+  for (int64_t p0 = 0; p0 < max_ctx; p0 += bs) {
+    prefetch_ahead(KvPart::K, p0);
+    for_runs(p0, false, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
+      dots(hd, nr, k_head + static_cast<size_t>(b) * kv.block_stride, kv.row_bytes, (t1 - t0) * G, qconv + t0 * G * qf,
+           q_stride, scores + t0 * G * ctx + p0, static_cast<size_t>(ctx));
+    });
+  }
+  for (int64_t t = 0; t < n_tok; ++t) {
+    for (int64_t g = 0; g < G; ++g) {
+      float* sc = scores + (t * G + g) * ctx;
+      for (int64_t p = 0; p < toks[t].n_ctx; ++p) sc[p] *= s.scale;
+      k.softmax(sc, toks[t].n_ctx, kv.type == TensorType::F16);
+    }
+  }
+  std::fill(sum, sum + n_tok * G * hd, 0.0f);
+  for (int64_t b = 0; b < kPrefetchBlocks; ++b) prefetch_ahead(KvPart::V, (b - kPrefetchBlocks) * bs);
+  for (int64_t p0 = 0; p0 < max_ctx; p0 += bs) {
+    prefetch_ahead(KvPart::V, p0);
+    for_runs(p0, true, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
+      mads(hd, nr, v_head + static_cast<size_t>(b) * kv.block_stride, kv.row_bytes, (t1 - t0) * G, scores + t0 * G * ctx + p0,
+           static_cast<size_t>(ctx), sum + t0 * G * hd, static_cast<size_t>(hd));
+    });
+  }
+  for (int64_t t = 0; t < n_tok; ++t) std::copy(sum + t * G * hd, sum + (t + 1) * G * hd, toks[t].out);
 }
 
 }  // namespace edgeinfer

@@ -5,6 +5,7 @@
 // f32, and the weighted sum of V in f32 (probabilities rounded to f16 for an f16 cache).
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "kernels/kernels.h"
 
@@ -51,5 +52,27 @@ void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& 
 // every head's output is bit-identical to attend_head's.
 void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
                   const float* q, int64_t n_ctx, float* out, float* scratch);
+
+// One token's part in attend_tokens: the values of its query heads head0 .. head0 + n_group - 1
+// (q, [n_group][head_dim]), where their outputs go (out, the same shape), its position + 1
+// (n_ctx) and its sequence's block table.
+struct AttnToken {
+  const float* q = nullptr;
+  float* out = nullptr;
+  int64_t n_ctx = 0;
+  const int32_t* block_table = nullptr;
+};
+
+// Scratch floats one attend_tokens call needs for up to n_tokens tokens of at most n_ctx
+// positions (at least attention_scratch_floats).
+size_t attention_tokens_scratch_floats(const AttentionShape& s, int64_t n_tokens, int64_t n_ctx);
+
+// attend_group for several tokens at once (kv.block_table is ignored: each token brings its
+// own): a cache block is read and converted once for all the neighbouring tokens in `toks`
+// whose tables hold it at the same index (the tokens of a prompt chunk, sequences sharing a
+// cached prefix), so list tokens that share blocks next to each other. Each token's output is
+// bit-identical to attend_group's for it alone (the group kernels' per-row contract).
+void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
+                   std::span<const AttnToken> toks, float* scratch);
 
 }  // namespace edgeinfer

@@ -1,7 +1,10 @@
 #include "model/forward.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "kernels/attention.h"
@@ -28,10 +31,57 @@ void store_row(const Kernels& k, TensorType type, const float* src, uint8_t* dst
   k.from_float[static_cast<uint32_t>(type)](src, dst, n);
 }
 
+// Tokens attended together at most (attend_tokens), and the scratch a thread may take for them.
+constexpr int64_t kAttnTokens = 8;
+constexpr size_t kAttnScratchBytes = size_t{4} << 20;
+
 }  // namespace
 
 ForwardPass::ForwardPass(const Model& model, const Kernels& kernels, ThreadPool& pool)
     : model_(model), kernels_(kernels), pool_(pool) {}
+
+int64_t ForwardPass::attention_tokens(int64_t max_ctx) const {
+  const ModelConfig& c = model_.config();
+  const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 0.0f};
+  int64_t t = kAttnTokens;
+  while (t > 1 && attention_tokens_scratch_floats(shape, t, max_ctx) * sizeof(float) > kAttnScratchBytes) t /= 2;
+  return t;
+}
+
+void ForwardPass::plan_attention(std::span<const SeqBatch> seqs, int64_t max_tokens) {
+  // Sequences in the order of their block tables, so that those sharing a cached prefix (the
+  // same first blocks) are neighbours; then runs of at most max_tokens tokens whose tables start
+  // with the same block (nothing is shared otherwise), the costliest first.
+  std::vector<int64_t>& first = attn_seq_first_;
+  first.assign(seqs.size() + 1, 0);
+  attn_seq_order_.clear();
+  for (size_t s = 0; s < seqs.size(); ++s) {
+    first[s + 1] = first[s] + static_cast<int64_t>(seqs[s].tokens.size());
+    if (!seqs[s].tokens.empty()) attn_seq_order_.push_back(static_cast<int32_t>(s));
+  }
+  std::stable_sort(attn_seq_order_.begin(), attn_seq_order_.end(), [&](int32_t a, int32_t b) {
+    const auto& ta = seqs[a].block_table;
+    const auto& tb = seqs[b].block_table;
+    return std::lexicographical_compare(ta.begin(), ta.end(), tb.begin(), tb.end());
+  });
+  attn_tokens_.clear();
+  attn_clusters_.clear();
+  int32_t cluster_block = -1;
+  for (int32_t s : attn_seq_order_) {
+    const int32_t b0 = seqs[s].block_table[0];
+    for (int64_t t = first[s]; t < first[s + 1]; ++t) {
+      if (attn_clusters_.empty() || attn_clusters_.back().size == max_tokens || b0 != cluster_block) {
+        attn_clusters_.push_back({static_cast<int64_t>(attn_tokens_.size()), 0, 0});
+        cluster_block = b0;
+      }
+      attn_tokens_.push_back(t);
+      attn_clusters_.back().size += 1;
+      attn_clusters_.back().cost += tok_pos_[t] + 1;
+    }
+  }
+  std::stable_sort(attn_clusters_.begin(), attn_clusters_.end(),
+                   [](const AttnCluster& a, const AttnCluster& b) { return a.cost > b.cost; });
+}
 
 void ForwardPass::reserve(int64_t n, int64_t max_ctx) {
   const ModelConfig& c = model_.config();
@@ -44,7 +94,7 @@ void ForwardPass::reserve(int64_t n, int64_t max_ctx) {
   grow(gate_, n * c.n_ff);
   grow(up_, n * c.n_ff);
   AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 0.0f};
-  attn_scratch_per_thread_ = attention_scratch_floats(shape, max_ctx);
+  attn_scratch_per_thread_ = attention_tokens_scratch_floats(shape, attention_tokens(max_ctx), max_ctx);
   grow(attn_scratch_, attn_scratch_per_thread_ * pool_.size());
 }
 
@@ -94,8 +144,12 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     max_ctx = std::max(max_ctx, end);
   }
   n_out_rows_ = static_cast<int64_t>(out_rows_.size());
+  attention_seconds_ = 0;
+  attended_positions_ = 0;
   if (n == 0) return logits_.data();
   reserve(n, max_ctx);
+  plan_attention(seqs, attention_tokens(max_ctx));
+  for (int64_t t = 0; t < n; ++t) attended_positions_ += tok_pos_[t] + 1;
 
   const int64_t E = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), F = c.n_ff, HD = c.head_dim;
   // Per-token element-wise work is split across threads only when there is enough of it.
@@ -163,39 +217,49 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     });
     lap(FwdOp::RopeStore);
 
-    // One task per (token, group of query heads sharing a KV head); each reads its own
-    // sequence's rows up to its position, once for the group. Groups are split while there are
-    // too few tasks to keep every thread busy (one decoding token, few KV heads).
+    // One task per (cluster of tokens sharing KV blocks, group of query heads sharing a KV
+    // head); each reads the blocks its tokens hold once for all of them, up to each token's
+    // position. Groups are split while there are too few tasks to keep every thread busy (one
+    // decoding token, few KV heads). Threads take tasks in turn, the costliest first.
     const int64_t n_rep = c.n_head / c.n_head_kv;
+    const int64_t n_clusters = static_cast<int64_t>(attn_clusters_.size());
     int64_t group = n_rep;
-    while (group % 2 == 0 && n * (c.n_head / group) < 2 * static_cast<int64_t>(pool.size())) group /= 2;
-    const int64_t groups_per_token = c.n_head / group;
-    const int64_t n_tasks = n * groups_per_token;
-    auto attend = [&](int ith, int nth) {
+    while (group % 2 == 0 && n_clusters * (c.n_head / group) < 2 * static_cast<int64_t>(pool.size())) group /= 2;
+    const int64_t groups_per_cluster = c.n_head / group;
+    const int64_t n_tasks = n_clusters * groups_per_cluster;
+    std::atomic<int64_t> next_task{0};
+    auto attend = [&](int ith, int) {
       float* scratch = attn_scratch_.data() + ith * attn_scratch_per_thread_;
-      const int64_t a0 = n_tasks * ith / nth, a1 = n_tasks * (ith + 1) / nth;
-      for (int64_t task = a0; task < a1; ++task) {
-        const int64_t t = task / groups_per_token, h = task % groups_per_token * group;
-        const SeqBatch& sb = seqs[tok_seq_[t]];
-        PagedKvView view;
-        view.k_base = kv.k_row(il, 0, 0);
-        view.v_base = kv.v_row(il, 0, 0);
-        view.block_stride = block_stride;
-        view.row_bytes = kv.row_bytes();
-        view.block_size = kv.block_size();
-        view.type = kv.type();
-        view.block_table = sb.block_table.data();
-        attend_group(K, view, shape, h, group, q + t * QD + h * HD, tok_pos_[t] + 1, attn + t * QD + h * HD, scratch);
+      PagedKvView view;
+      view.k_base = kv.k_row(il, 0, 0);
+      view.v_base = kv.v_row(il, 0, 0);
+      view.block_stride = block_stride;
+      view.row_bytes = kv.row_bytes();
+      view.block_size = kv.block_size();
+      view.type = kv.type();
+      AttnToken toks[kAttnTokens];
+      for (int64_t task = next_task.fetch_add(1, std::memory_order_relaxed); task < n_tasks;
+           task = next_task.fetch_add(1, std::memory_order_relaxed)) {
+        const AttnCluster& cl = attn_clusters_[static_cast<size_t>(task / groups_per_cluster)];
+        const int64_t h = task % groups_per_cluster * group;
+        for (int64_t i = 0; i < cl.size; ++i) {
+          const int64_t t = attn_tokens_[static_cast<size_t>(cl.begin + i)];
+          toks[i].q = q + t * QD + h * HD;
+          toks[i].out = attn + t * QD + h * HD;
+          toks[i].n_ctx = tok_pos_[t] + 1;
+          toks[i].block_table = seqs[tok_seq_[t]].block_table.data();
+        }
+        attend_tokens(K, view, shape, h, group, std::span<const AttnToken>(toks, static_cast<size_t>(cl.size)), scratch);
       }
     };
     // Attention work grows with context; tiny workloads stay on the caller.
-    int64_t attn_work = 0;
-    for (int64_t t = 0; t < n; ++t) attn_work += (tok_pos_[t] + 1) * QD;
-    if (attn_work < (1 << 15)) {
+    const auto t_attn = std::chrono::steady_clock::now();
+    if (attended_positions_ * QD < (1 << 15)) {
       attend(0, 1);
     } else {
       pool.run(attend);
     }
+    attention_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_attn).count();
     lap(FwdOp::Attention);
 
     matmul(K, pool, L.wo, attn, n, xb, mm_, tok_decode_);

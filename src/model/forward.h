@@ -43,6 +43,10 @@ class ForwardPass {
   // Throws Error for out-of-range token ids or a block table too short for the positions.
   const float* forward(std::span<const SeqBatch> seqs, KvStorage& kv);
   int64_t n_logit_rows() const { return n_out_rows_; }
+  // The last call's attention: wall time over all layers, and the positions its tokens attended
+  // (each token's position + 1), so that callers can tell what context costs.
+  double attention_seconds() const { return attention_seconds_; }
+  int64_t attended_positions() const { return attended_positions_; }
 
   const Model& model() const { return model_; }
   ThreadPool& pool() { return pool_; }
@@ -53,6 +57,10 @@ class ForwardPass {
 
  private:
   void reserve(int64_t n_tokens, int64_t max_ctx);
+  // Tokens one attention task takes at most, given the batch's longest context (its scratch).
+  int64_t attention_tokens(int64_t max_ctx) const;
+  // Groups the batch's tokens into attention clusters (attn_tokens_, attn_clusters_).
+  void plan_attention(std::span<const SeqBatch> seqs, int64_t max_tokens);
 
   const Model& model_;
   const Kernels& kernels_;
@@ -70,6 +78,19 @@ class ForwardPass {
   std::vector<uint8_t> tok_decode_;  // per token: 1 = matmul decode kernel (see SeqBatch)
   std::vector<uint8_t> out_decode_;  // the same for the logit rows
   int64_t n_out_rows_ = 0;
+  double attention_seconds_ = 0;
+  int64_t attended_positions_ = 0;
+  // Attention clusters: tokens whose sequences share KV blocks, attended together
+  // (attend_tokens); attn_tokens_ lists the batch's tokens cluster by cluster.
+  struct AttnCluster {
+    int64_t begin = 0;  // in attn_tokens_
+    int64_t size = 0;
+    int64_t cost = 0;  // positions attended
+  };
+  std::vector<int64_t> attn_tokens_;
+  std::vector<AttnCluster> attn_clusters_;  // costliest first
+  std::vector<int32_t> attn_seq_order_;
+  std::vector<int64_t> attn_seq_first_;
 };
 
 }  // namespace edgeinfer

@@ -3,7 +3,10 @@
 //    query converted to the cache type's vec_dot_type, the rows dequantized): scores differ only
 //    by float rounding, probabilities by the f16 rounding of an F16 cache's weighted sum;
 //  - attend_group (the heads of a GQA group reading each row once) bit-identical to
-//    attend_head per head, for whole and partial cache blocks and blocks in scattered order.
+//    attend_head per head, for whole and partial cache blocks and blocks in scattered order;
+//  - attend_tokens (several tokens reading the blocks they share once) bit-identical to
+//    attend_group per token: a prompt chunk, sequences sharing a prefix, tokens sharing nothing,
+//    in any order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -160,6 +163,73 @@ TEST_P(Attention, GroupEqualsHeadByHead) {
   }
 }
 
+TEST_P(Attention, TokensEqualGroupPerToken) {
+  const Kernels& kern = kernels_for(GetParam());
+  std::mt19937 rng(43);
+  struct Case {
+    TensorType t;
+    int64_t n_head, n_head_kv, hd;
+  };
+  for (const Case& cs : {Case{TensorType::F16, 32, 4, 64}, Case{TensorType::F16, 8, 2, 128}, Case{TensorType::F16, 6, 2, 48},
+                         Case{TensorType::F32, 8, 2, 64}, Case{TensorType::Q8_0, 8, 2, 64}}) {
+    const AttentionShape s{cs.n_head, cs.n_head_kv, cs.hd, 1.0f / std::sqrt(static_cast<float>(cs.hd))};
+    const int64_t n_rep = s.n_head / s.n_head_kv;
+    PagedCache c(cs.t, s.n_head_kv * cs.hd, 16, 16 * 12, rng);  // 14 blocks, c.table holds 12
+    // A: a prompt chunk over positions 28..37 (across a block boundary). B: A's first two blocks,
+    // then its own, two tokens (a draft). C: no block in common. D: A's prefix, ending in a
+    // partial shared block.
+    const std::vector<int32_t> ta = c.table;
+    std::vector<int32_t> tb = {ta[0], ta[1], 12, 13, ta[11]};
+    std::vector<int32_t> tc(ta.rbegin(), ta.rend());
+    std::swap(tc[0], tc[1]);
+    struct Tok {
+      const std::vector<int32_t>* table;
+      int64_t n_ctx;
+    };
+    std::vector<Tok> toks;
+    for (int64_t p = 28; p < 38; ++p) toks.push_back({&ta, p + 1});
+    toks.push_back({&tb, 70});
+    toks.push_back({&tb, 71});
+    toks.push_back({&tc, 17});
+    toks.push_back({&ta, 20});
+    const int64_t n_tok = static_cast<int64_t>(toks.size());
+    const auto q = random_floats(n_tok * s.n_head * cs.hd, 1.0f, rng);
+    std::vector<float> want(q.size());
+    std::vector<float> scratch(attention_tokens_scratch_floats(s, n_tok, 71));
+    PagedKvView view = c.view();
+    for (int64_t t = 0; t < n_tok; ++t) {
+      view.block_table = toks[t].table->data();
+      for (int64_t h0 = 0; h0 < s.n_head; h0 += n_rep) {
+        const size_t off = static_cast<size_t>((t * s.n_head + h0) * cs.hd);
+        attend_group(kern, view, s, h0, n_rep, q.data() + off, toks[t].n_ctx, want.data() + off, scratch.data());
+      }
+    }
+    // In the listed order, reversed, and interleaved (sharing neighbours broken up).
+    std::vector<std::vector<int64_t>> orders(3);
+    for (int64_t t = 0; t < n_tok; ++t) orders[0].push_back(t);
+    orders[1].assign(orders[0].rbegin(), orders[0].rend());
+    for (int64_t t = 0; t < n_tok; t += 2) orders[2].push_back(t);
+    for (int64_t t = 1; t < n_tok; t += 2) orders[2].push_back(t);
+    for (int64_t group = n_rep; group >= 1; group /= 2) {
+      if (n_rep % group != 0) continue;
+      for (size_t o = 0; o < orders.size(); ++o) {
+        std::vector<float> got(want.size(), -9.0f);
+        for (int64_t h0 = 0; h0 < s.n_head; h0 += group) {
+          std::vector<AttnToken> at;
+          for (int64_t t : orders[o]) {
+            const size_t off = static_cast<size_t>((t * s.n_head + h0) * cs.hd);
+            at.push_back({q.data() + off, got.data() + off, toks[t].n_ctx, toks[t].table->data()});
+          }
+          attend_tokens(kern, c.view(), s, h0, group, at, scratch.data());
+        }
+        ASSERT_EQ(std::memcmp(got.data(), want.data(), sizeof(float) * want.size()), 0)
+            << isa_label(GetParam()) << " " << tensor_type_name(cs.t) << " heads " << s.n_head << "/" << s.n_head_kv
+            << " hd=" << cs.hd << " group " << group << " order " << o;
+      }
+    }
+  }
+}
+
 TEST(AttentionGroup, HeadsOfDifferentKvHeadsAreRefused) {
   const Kernels& kern = kernels_for(Isa::Scalar);
   std::mt19937 rng(41);
@@ -170,6 +240,8 @@ TEST(AttentionGroup, HeadsOfDifferentKvHeadsAreRefused) {
   EXPECT_THROW(attend_group(kern, c.view(), s, 6, 4, q.data(), 4, out.data(), scratch.data()), Error);
   EXPECT_THROW(attend_group(kern, c.view(), s, 0, 0, q.data(), 4, out.data(), scratch.data()), Error);
   EXPECT_NO_THROW(attend_group(kern, c.view(), s, 4, 4, q.data(), 4, out.data(), scratch.data()));
+  const AttnToken toks[2] = {{q.data(), out.data(), 4, c.table.data()}, {q.data(), out.data(), 3, c.table.data()}};
+  EXPECT_THROW(attend_tokens(kern, c.view(), s, 2, 4, toks, scratch.data()), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, Attention, ::testing::ValuesIn(supported_isas()),
