@@ -83,12 +83,12 @@ int bench_serve(const BenchServeCliOptions& o) {
     step_log->f = std::fopen(o.step_log.c_str(), "w");
     if (!step_log->f) throw Error("cannot open --step-log file '" + o.step_log + "' for writing");
     std::fprintf(step_log->f,
-                 "t_ms,step,seqs,decode,prefill_tokens,draft_tokens,accepted,prefill_cap,schedule_ms,forward_ms,total_ms\n");
+                 "t_ms,step,seqs,decode,prefill_tokens,draft_tokens,accepted,prefill_cap,schedule_ms,forward_ms,total_ms,attention_ms\n");
     so.engine.on_step = [step_log](const StepInfo& si) {
       std::lock_guard<std::mutex> lk(step_log->mu);
-      std::fprintf(step_log->f, "%.2f,%llu,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f\n", step_log->now_ms(),
+      std::fprintf(step_log->f, "%.2f,%llu,%d,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f\n", step_log->now_ms(),
                    static_cast<unsigned long long>(si.step), si.n_seqs, si.n_decode, si.n_prefill_tokens,
-                   si.n_draft_tokens, si.n_accepted, si.prefill_cap, si.schedule_ms, si.forward_ms, si.total_ms);
+                   si.n_draft_tokens, si.n_accepted, si.prefill_cap, si.schedule_ms, si.forward_ms, si.total_ms, si.attention_ms);
     };
   }
   const bool quiet = o.quiet;

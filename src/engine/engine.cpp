@@ -252,6 +252,7 @@ bool Engine::emit_tokens(Sequence* seq, const std::vector<int32_t>& toks, std::v
 
 void Engine::step() {
   const auto t_start = Clock::now();
+  set_decode_positions();
   // Drafts for decoding sequences (prompt lookup), before scheduling so they ride along.
   if (opt_.speculative) {
     int32_t n_decoding = 0;  // sequences that decode this step (drafts cost each of them)
@@ -409,7 +410,8 @@ void Engine::step() {
     emit_tokens(s, accepted, lps, /*n_already_accepted=*/m);
   }
   const auto t_end = Clock::now();
-  tune_prefill_cap(ms_between(t0, t_end), n_decode, n_prefill + n_draft_step);
+  tune_prefill_cap(ms_between(t0, t_end), n_decode, n_prefill + n_draft_step, 1000.0 * fwd_.attention_seconds(),
+                   fwd_.attended_positions());
   if (opt_.on_step) {
     StepInfo si;
     si.step = sched_->stats().n_steps;
@@ -421,18 +423,37 @@ void Engine::step() {
     si.prefill_cap = cap_in_force;
     si.schedule_ms = ms_between(t_start, t0);
     si.forward_ms = ms_between(t0, t_fwd);
+    si.attention_ms = 1000.0 * fwd_.attention_seconds();
     si.total_ms = ms_between(t_start, t_end);
     opt_.on_step(si);
   }
 }
 
-void Engine::tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_extra) {
-  cost_.observe(n_decode, n_extra, step_ms);
+void Engine::set_decode_positions() {
+  int64_t positions = 0;
+  for (const Sequence* s : sched_->running()) {
+    if (s->n_pending() == 1) positions += s->n_computed + 1;
+  }
+  cost_.set_decode_positions(positions);
+}
+
+void Engine::tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_extra, double attn_ms, int64_t attn_positions) {
+  cost_.observe(n_decode, n_extra, step_ms, attn_ms, attn_positions);
   if (opt_.max_prefill_with_decode >= 0) return;  // fixed by the user (0 = no cap)
   // Let prompt tokens add at most step_slack (20%) to a step of this many decoding sequences, so
-  // time per output token stays steady while new prompts are absorbed.
+  // time per output token stays steady while new prompts are absorbed. Both sides at the
+  // contexts of the coming step: the decoding sequences' and that of the prompt being absorbed
+  // (the first one part-way through; a waiting one is taken to start at 0).
   if (n_decode > 0) {
-    const int32_t cap = cost_.prefill_cap(n_decode, opt_.step_slack);
+    set_decode_positions();
+    int64_t prompt_pos = 0;
+    for (const Sequence* s : sched_->running()) {
+      if (s->n_pending() > 1) {
+        prompt_pos = s->n_computed;
+        break;
+      }
+    }
+    const int32_t cap = cost_.prefill_cap(n_decode, opt_.step_slack, prompt_pos);
     if (cap > 0) sched_->set_max_prefill_with_decode(cap);
   }
 }

@@ -40,6 +40,7 @@ struct StepInfo {
   int32_t prefill_cap = 0;     // cap on prompt tokens while decoding, in force for this step (0: none)
   double schedule_ms = 0;      // drafting + scheduling
   double forward_ms = 0;       // the batched forward pass
+  double attention_ms = 0;     // of it, attention (all layers)
   double total_ms = 0;         // the whole step, sampling and events included
 };
 
@@ -138,7 +139,9 @@ class Engine {
   bool emit_tokens(Sequence* seq, const std::vector<int32_t>& toks, std::vector<TokenLogprobs>& lps,
                    int32_t n_already_accepted);
   void update_stats();
-  void tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_extra);
+  void tune_prefill_cap(double step_ms, int32_t n_decode, int32_t n_extra, double attn_ms, int64_t attn_positions);
+  // Tells the cost model the contexts of the sequences decoding next (StepCostModel).
+  void set_decode_positions();
   void load_persisted();
   void save_persisted();
 

@@ -1,6 +1,7 @@
 #include "engine/step_cost.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace edgeinfer {
 
@@ -40,7 +41,7 @@ double StepCostModel::Line::fixed() const {
   return std::max(0.0, y / w - row() * (x / w));
 }
 
-double StepCostModel::base_ms(int32_t n_decode) const {
+double StepCostModel::base_weights_ms(int32_t n_decode) const {
   if (n_decode <= 0) return 0;
   const size_t b = std::min(static_cast<size_t>(n_decode), base_.size() - 1);
   if (base_[b] > 0) return base_[b];
@@ -51,35 +52,60 @@ double StepCostModel::base_ms(int32_t n_decode) const {
   return 0;
 }
 
-void StepCostModel::observe(int32_t n_decode, int32_t n_extra, double ms) {
+double StepCostModel::base_ms(int32_t n_decode) const {
+  const double w = base_weights_ms(n_decode);
+  return w > 0 ? w + attn_per_pos_ * static_cast<double>(decode_positions_) : 0;
+}
+
+void StepCostModel::observe(int32_t n_decode, int32_t n_extra, double ms, double attn_ms, int64_t attn_positions) {
   if (n_decode <= 0 || ms <= 0) return;
+  if (attn_positions > 0 && attn_ms > 0) attn_per_pos_ = ema(attn_per_pos_, attn_ms / static_cast<double>(attn_positions));
+  const double w = ms - std::clamp(attn_ms, 0.0, ms);  // the part that does not grow with context
   if (n_extra <= 0) {
     double& b = base_[std::min(static_cast<size_t>(n_decode), base_.size() - 1)];
-    b = ema(b, ms);
+    b = ema(b, w);
     return;
   }
-  const double base = base_ms(n_decode);
+  const double base = base_weights_ms(n_decode);
   if (base <= 0) return;
-  lines_[n_decode <= 1 ? 0 : 1].add(n_extra, ms - base);
+  lines_[n_decode <= 1 ? 0 : 1].add(n_extra, w - base);
 }
 
 double StepCostModel::extra_ms(int32_t n_decode, int32_t k) const {
   const Line& l = line(n_decode);
   if (k <= 0 || !l.known()) return 0;
-  return l.fixed() + l.row() * k;
+  const double pos = n_decode > 0 ? static_cast<double>(decode_positions_) / n_decode : 0;
+  return l.fixed() + (l.row() + attn_per_pos_ * pos) * k;
+}
+
+int32_t StepCostModel::rows_for(int32_t n_decode, double room, double first_pos, double pos_step) const {
+  const Line& l = line(n_decode);
+  if (!l.known() || l.row() <= 0) return -1;
+  room -= l.fixed();
+  // cost(k) = k * (row + a * first_pos) + a * pos_step * k (k - 1) / 2, increasing in k.
+  const double a = attn_per_pos_, lin = l.row() + a * first_pos, quad = a * pos_step / 2;
+  auto cost = [&](double k) { return k * lin + quad * k * (k - 1); };
+  if (cost(1) > room) return 0;
+  double lo = 1, hi = 2;
+  while (hi < 1e9 && cost(hi) <= room) hi *= 2;
+  if (hi >= 1e9) return 1000000000;
+  while (hi - lo > 1) {
+    const double mid = std::floor((lo + hi) / 2);
+    (cost(mid) <= room ? lo : hi) = mid;
+  }
+  return static_cast<int32_t>(lo);
 }
 
 int32_t StepCostModel::rows_within(int32_t n_decode, double slack) const {
   const double base = base_ms(n_decode);
-  const Line& l = line(n_decode);
-  if (base <= 0 || !l.known() || l.row() <= 0) return -1;
-  const double room = slack * base - l.fixed();
-  if (room < l.row()) return 0;
-  return static_cast<int32_t>(std::min(room / l.row(), 1e9));
+  if (base <= 0) return -1;
+  const double pos = n_decode > 0 ? static_cast<double>(decode_positions_) / n_decode : 0;
+  return rows_for(n_decode, slack * base, pos, 0);
 }
 
-int32_t StepCostModel::prefill_cap(int32_t n_decode, double slack) const {
-  const int32_t k = rows_within(n_decode, slack);
+int32_t StepCostModel::prefill_cap(int32_t n_decode, double slack, int64_t prompt_pos) const {
+  const double base = base_ms(n_decode);
+  const int32_t k = base <= 0 ? -1 : rows_for(n_decode, slack * base, static_cast<double>(prompt_pos) + 1, 1);
   return k < 0 ? 0 : std::max(1, k);
 }
 

@@ -3,12 +3,16 @@
 // on it: how many prompt tokens may ride along with decoding sequences (the prefill cap), and
 // how many draft tokens of a sequence are worth verifying.
 //
-// Model: a step that decodes B sequences costs base(B) (one weight pass plus their attention),
-// and k further rows in it (prompt tokens, draft tokens) add fixed + k * row: the fixed part is
-// what the first extra row costs beyond its share (a kernel for many rows instead of one: with B
-// = 1 the GEMV gives way to the tile). base(B) is an exponential average over steps with exactly
-// B decoding rows and nothing else; fixed and row a weighted least-squares line through
-// (k, time - base(B)) of recent steps with extra rows, one line for B = 1 and one for B > 1.
+// Model: a step that decodes B sequences costs base(B) (one weight pass) plus attention, and k
+// further rows in it (prompt tokens, draft tokens) add fixed + k * row plus their attention: the
+// fixed part is what the first extra row costs beyond its share (a kernel for many rows instead
+// of one: with B = 1 the GEMV gives way to the tile). Attention is charged per attended position
+// (a token at position p attends p + 1), at the rate the steps measure (their attention time over
+// their positions), so that contexts growing while a prompt is absorbed (every step then has
+// extra rows) are not mistaken for dearer rows. base(B) is an exponential average of the time
+// outside attention of steps with exactly B decoding rows and nothing else; fixed and row a
+// weighted least-squares line through (k, that time - base(B)) of recent steps with extra rows,
+// one line for B = 1 and one for B > 1.
 #include <cstdint>
 #include <vector>
 
@@ -20,23 +24,32 @@ class StepCostModel {
   explicit StepCostModel(int32_t max_decode);
 
   // A finished step: n_decode sequences decoding one token each, n_extra further rows
-  // (prompt and draft tokens), ms its duration (forward pass and sampling).
-  void observe(int32_t n_decode, int32_t n_extra, double ms);
+  // (prompt and draft tokens), ms its duration (forward pass and sampling), attn_ms of it in
+  // attention over attn_positions attended positions (all its tokens).
+  void observe(int32_t n_decode, int32_t n_extra, double ms, double attn_ms = 0, int64_t attn_positions = 0);
+
+  // The positions the sequences decoding in the coming step attend, summed (their contexts):
+  // the estimates below include their attention, and draft rows are taken to sit at their
+  // mean position.
+  void set_decode_positions(int64_t positions) { decode_positions_ = positions; }
 
   // Estimates; 0 while nothing was measured.
-  double base_ms(int32_t n_decode) const;
-  // Added cost of k extra rows in a step decoding n_decode sequences (0 while not measured).
+  double base_ms(int32_t n_decode) const;  // with the decoding sequences' attention
+  // Added cost of k extra rows in a step decoding n_decode sequences, rows at the decoding
+  // sequences' mean position (0 while not measured).
   double extra_ms(int32_t n_decode, int32_t k) const;
   double row_ms(int32_t n_decode) const { return line(n_decode).row(); }
+  double attention_ms_per_position() const { return attn_per_pos_; }
 
   // Extra rows a step with n_decode decoding sequences may take so that it costs at most
   // `slack` (e.g. 0.2) times base(n_decode) more than a plain decode step: 0 when not even one
-  // fits; -1 while there is no estimate (no limit).
+  // fits; -1 while there is no estimate (no limit). Rows at the decoding sequences' mean position.
   int32_t rows_within(int32_t n_decode, double slack) const;
 
-  // Prompt tokens a step with n_decode decoding sequences may add: rows_within, but at least 1
-  // (prompts always advance); 0 = no estimate yet (no cap).
-  int32_t prefill_cap(int32_t n_decode, double slack) const;
+  // Prompt tokens a step with n_decode decoding sequences may add, the first at position
+  // prompt_pos: as rows_within, each row with its own attention, but at least 1 (prompts always
+  // advance); 0 = no estimate yet (no cap).
+  int32_t prefill_cap(int32_t n_decode, double slack, int64_t prompt_pos = 0) const;
 
   // Of n_draft draft tokens proposed for one of n_decode decoding sequences whose drafts are
   // accepted with probability p each (the j-th needs all before it), how many to verify: the d
@@ -55,8 +68,14 @@ class StepCostModel {
     double fixed() const;  // intercept (>= 0)
   };
   const Line& line(int32_t n_decode) const { return n_decode <= 1 ? lines_[0] : lines_[1]; }
-  std::vector<double> base_;  // [B]
+  double base_weights_ms(int32_t n_decode) const;  // base(B) without attention
+  // Most k (up to 1e9) with extra-row cost fixed + sum over j < k of (row + attention at
+  // position first_pos + j * pos_step) within room; -1 while not measured.
+  int32_t rows_for(int32_t n_decode, double room, double first_pos, double pos_step) const;
+  std::vector<double> base_;  // [B], outside attention
   Line lines_[2];             // B = 1, B > 1
+  double attn_per_pos_ = 0;   // ms per attended position
+  int64_t decode_positions_ = 0;
 };
 
 // A sequence's record of its drafts: decayed counts of draft tokens accepted and tested (a

@@ -55,6 +55,35 @@ TEST(StepCost, SeparatesAFixedCostFromThePerRowCost) {
   EXPECT_EQ(m.extra_ms(2, 10), 0);
 }
 
+TEST(StepCost, GrowingContextIsChargedToAttentionNotToTheRows) {
+  // Four streams: 30 ms outside attention, 0.01 ms per attended position; a prompt row adds 2 ms
+  // plus its own attention. While a prompt is absorbed one row a step, the streams' contexts
+  // grow from 1000 to 2000 positions each and every step has an extra row.
+  StepCostModel m(8);
+  constexpr double kPerPos = 0.01;
+  m.set_decode_positions(4000);
+  m.observe(4, 0, 30 + kPerPos * 4000, kPerPos * 4000, 4000);
+  EXPECT_NEAR(m.base_ms(4), 70, 1e-9);
+  for (int i = 0; i <= 50; ++i) {
+    const int64_t dec = 4 * (1000 + 20 * i), prompt_pos = 20 * i;
+    const int64_t pos = dec + prompt_pos + 1;
+    m.observe(4, 1, 30 + 2 + kPerPos * static_cast<double>(pos), kPerPos * static_cast<double>(pos), pos);
+  }
+  EXPECT_NEAR(m.row_ms(4), 2, 1e-6);
+  EXPECT_NEAR(m.attention_ms_per_position(), kPerPos, 1e-12);
+  m.set_decode_positions(8000);
+  EXPECT_NEAR(m.base_ms(4), 110, 1e-6);
+  // 20% of 110 ms: rows at positions 1, 2, ... cost 2.01, 2.02, ...: ten fit (20.55 ms).
+  EXPECT_EQ(m.prefill_cap(4, 0.2, 0), 10);
+  // Rows at position 1000 and on cost 12 ms each: one.
+  EXPECT_EQ(m.prefill_cap(4, 0.2, 1000), 1);
+  // Drafts sit at the streams' mean position (2000): 22 ms each, one fits in 22 ms, none in 16.5.
+  EXPECT_EQ(m.rows_within(4, 0.2), 1);
+  EXPECT_EQ(m.rows_within(4, 0.15), 0);
+  EXPECT_EQ(m.prefill_cap(4, 0.01, 1000), 1);  // prompts always advance
+  EXPECT_NEAR(m.extra_ms(4, 2), 44, 1e-6);
+}
+
 TEST(StepCost, PrefillCapBoundsTheExtraTime) {
   StepCostModel m(8);
   m.observe(4, 0, 60);
