@@ -94,9 +94,10 @@ int bench(const BenchCliOptions& o) {
   auto on_result = [&](const BenchResult& r) {
     if (o.json) return;
     if (!header) {
-      std::printf("| %-16s | %7s | %-8s | %20s | %-34s |\n", "test", "threads", "type", "t/s (median ± sd)",
+      // Wide enough for "tg128@d1024 x8 shared".
+      std::printf("| %-22s | %7s | %-8s | %20s | %-34s |\n", "test", "threads", "type", "t/s (median ± sd)",
                   "roofline");
-      std::printf("|------------------|---------|----------|----------------------|------------------------------------|\n");
+      std::printf("|------------------------|---------|----------|----------------------|------------------------------------|\n");
       header = true;
     }
     char roof[128] = "-";
@@ -110,7 +111,7 @@ int bench(const BenchCliOptions& o) {
     }
     char ts[64];
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.median, r.stddev);
-    std::printf("| %-16s | %7d | %-8s | %20s | %-34s |\n", r.test.c_str(), r.threads, ftype.c_str(), ts, roof);
+    std::printf("| %-22s | %7d | %-8s | %20s | %-34s |\n", r.test.c_str(), r.threads, ftype.c_str(), ts, roof);
     if (o.profile) print_profile(r.profile);
     std::fflush(stdout);
   };
