@@ -276,9 +276,9 @@ void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape
       t0 = t1;
     }
   };
-  // The block two ahead of p0 for the first token that has it (tokens sharing blocks share it).
-  auto prefetch_ahead = [&](KvPart part, int64_t p0) {
-    const int64_t pa = p0 + kPrefetchBlocks * bs;
+  // The block at position pa for the last listed token that has it (tokens sharing blocks share
+  // it; in a prompt chunk the last token has the most).
+  auto prefetch_at = [&](KvPart part, int64_t pa) {
     for (int64_t t = n_tok; t-- > 0;) {
       if (toks[t].n_ctx > pa) {
         PagedKvView one = kv;
@@ -290,7 +290,7 @@ void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape
   };
   const size_t q_stride = sizeof(float) * static_cast<size_t>(qf);
   for (int64_t p0 = 0; p0 < max_ctx; p0 += bs) {
-    prefetch_ahead(KvPart::K, p0);
+    prefetch_at(KvPart::K, p0 + kPrefetchBlocks * bs);
     for_runs(p0, false, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
       dots(hd, nr, k_head + static_cast<size_t>(b) * kv.block_stride, kv.row_bytes, (t1 - t0) * G, qconv + t0 * G * qf,
            q_stride, scores + t0 * G * ctx + p0, static_cast<size_t>(ctx));
@@ -304,9 +304,9 @@ void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape
     }
   }
   std::fill(sum, sum + n_tok * G * hd, 0.0f);
-  for (int64_t b = 0; b < kPrefetchBlocks; ++b) prefetch_ahead(KvPart::V, (b - kPrefetchBlocks) * bs);
+  for (int64_t b = 0; b < kPrefetchBlocks; ++b) prefetch_at(KvPart::V, b * bs);  // V's first blocks
   for (int64_t p0 = 0; p0 < max_ctx; p0 += bs) {
-    prefetch_ahead(KvPart::V, p0);
+    prefetch_at(KvPart::V, p0 + kPrefetchBlocks * bs);
     for_runs(p0, true, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
       mads(hd, nr, v_head + static_cast<size_t>(b) * kv.block_stride, kv.row_bytes, (t1 - t0) * G, scores + t0 * G * ctx + p0,
            static_cast<size_t>(ctx), sum + t0 * G * hd, static_cast<size_t>(hd));

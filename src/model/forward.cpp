@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <numeric>
 #include <string>
 
 #include "kernels/attention.h"
@@ -59,10 +58,13 @@ void ForwardPass::plan_attention(std::span<const SeqBatch> seqs, int64_t max_tok
     first[s + 1] = first[s] + static_cast<int64_t>(seqs[s].tokens.size());
     if (!seqs[s].tokens.empty()) attn_seq_order_.push_back(static_cast<int32_t>(s));
   }
-  std::stable_sort(attn_seq_order_.begin(), attn_seq_order_.end(), [&](int32_t a, int32_t b) {
+  // (std::sort with the index as tie-break: stable_sort would take a buffer every step.)
+  std::sort(attn_seq_order_.begin(), attn_seq_order_.end(), [&](int32_t a, int32_t b) {
     const auto& ta = seqs[a].block_table;
     const auto& tb = seqs[b].block_table;
-    return std::lexicographical_compare(ta.begin(), ta.end(), tb.begin(), tb.end());
+    if (std::lexicographical_compare(ta.begin(), ta.end(), tb.begin(), tb.end())) return true;
+    if (std::lexicographical_compare(tb.begin(), tb.end(), ta.begin(), ta.end())) return false;
+    return a < b;
   });
   attn_tokens_.clear();
   attn_clusters_.clear();
@@ -79,8 +81,9 @@ void ForwardPass::plan_attention(std::span<const SeqBatch> seqs, int64_t max_tok
       attn_clusters_.back().cost += tok_pos_[t] + 1;
     }
   }
-  std::stable_sort(attn_clusters_.begin(), attn_clusters_.end(),
-                   [](const AttnCluster& a, const AttnCluster& b) { return a.cost > b.cost; });
+  std::sort(attn_clusters_.begin(), attn_clusters_.end(), [](const AttnCluster& a, const AttnCluster& b) {
+    return a.cost != b.cost ? a.cost > b.cost : a.begin < b.begin;
+  });
 }
 
 void ForwardPass::reserve(int64_t n, int64_t max_ctx) {
