@@ -235,8 +235,8 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
              int_path ? "int8 peak" : "fp32 fma peak");
     }
     // The depth prompt, prefilled once into sequence 0 (in chunks, as the engine would) and
-    // copied into the others (or, with shared_depth, its blocks shared with them); tg tests then decode from position `depth`, overwriting only the
-    // slots after it.
+    // copied into the others (or, with shared_depth, its blocks shared with them); tg tests then
+    // decode from position `depth`, overwriting only the slots after it.
     if (opt.depth > 0 && max_n > 0) {
       const std::vector<int32_t> prompt = random_tokens(opt.depth);
       for (int p0 = 0; p0 < opt.depth; p0 += 512) {

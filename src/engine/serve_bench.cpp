@@ -389,9 +389,9 @@ void run_agent(const Model& model, const Tokenizer& tok, const ServeBenchOptions
     drv.wait_tokens(control, last + 1);
     for (const auto& s : control) engine->cancel(s->id);
     drv.wait_all(control);
-    std::vector<double> alone;
-    for (size_t i = 0; i < control.size(); ++i) control[i]->tpot_samples_of_tokens(alone, range[i].first, range[i].second);
-    const LatencySummary b = summarize(base), d = summarize(during), c = summarize(alone);
+    std::vector<double> control_gaps;
+    for (size_t i = 0; i < control.size(); ++i) control[i]->tpot_samples_of_tokens(control_gaps, range[i].first, range[i].second);
+    const LatencySummary b = summarize(base), d = summarize(during), c = summarize(control_gaps);
     rep.targets.push_back(check("agent: TPOT p99 while prompts prefill / p50 of the same tokens decoded alone", d.p99 / c.p50, 1.3,
                                 false,
                                 "p99 " + fmt("%.0f ms", d.p99) + " (p50 " + fmt("%.0f ms", d.p50) + ", " + std::to_string(d.n) +

@@ -74,8 +74,7 @@ void StepCostModel::observe(int32_t n_decode, int32_t n_extra, double ms, double
 double StepCostModel::extra_ms(int32_t n_decode, int32_t k) const {
   const Line& l = line(n_decode);
   if (k <= 0 || !l.known()) return 0;
-  const double pos = n_decode > 0 ? static_cast<double>(decode_positions_) / n_decode : 0;
-  return l.fixed() + (l.row() + attn_per_pos_ * pos) * k;
+  return l.fixed() + (l.row() + attn_per_pos_ * mean_decode_pos(n_decode)) * k;
 }
 
 int32_t StepCostModel::rows_for(int32_t n_decode, double room, double first_pos, double pos_step) const {
@@ -99,8 +98,7 @@ int32_t StepCostModel::rows_for(int32_t n_decode, double room, double first_pos,
 int32_t StepCostModel::rows_within(int32_t n_decode, double slack) const {
   const double base = base_ms(n_decode);
   if (base <= 0) return -1;
-  const double pos = n_decode > 0 ? static_cast<double>(decode_positions_) / n_decode : 0;
-  return rows_for(n_decode, slack * base, pos, 0);
+  return rows_for(n_decode, slack * base, mean_decode_pos(n_decode), 0);
 }
 
 int32_t StepCostModel::prefill_cap(int32_t n_decode, double slack, int64_t prompt_pos) const {

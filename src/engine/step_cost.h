@@ -69,6 +69,10 @@ class StepCostModel {
   };
   const Line& line(int32_t n_decode) const { return n_decode <= 1 ? lines_[0] : lines_[1]; }
   double base_weights_ms(int32_t n_decode) const;  // base(B) without attention
+  // Where draft rows are taken to sit: the decoding sequences' mean position.
+  double mean_decode_pos(int32_t n_decode) const {
+    return n_decode > 0 ? static_cast<double>(decode_positions_) / n_decode : 0;
+  }
   // Most k (up to 1e9) with extra-row cost fixed + sum over j < k of (row + attention at
   // position first_pos + j * pos_step) within room; -1 while not measured.
   int32_t rows_for(int32_t n_decode, double room, double first_pos, double pos_step) const;

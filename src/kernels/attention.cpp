@@ -10,14 +10,20 @@
 
 namespace edgeinfer {
 
+namespace {
+// Floats of one query converted to the cache type's vec_dot_type (at most f32 size, plus block
+// headers), as attend_group lays them out.
+int64_t query_floats(const AttentionShape& s) { return s.head_dim + 32; }
+}  // namespace
+
 size_t attention_scratch_floats(const AttentionShape& s, int64_t n_ctx) {
   // scores[n_ctx] + converted query (at most f32 size, plus block headers) + dequantized V row
   // + one dequantized KV row of all heads (for heads narrower than the KV type's block)
   const size_t one = static_cast<size_t>(n_ctx) + 3 * static_cast<size_t>(s.head_dim) + 64 +
                     static_cast<size_t>(s.n_head_kv * s.head_dim);
-  // attend_group: per head its scores and its converted query (see group_query_floats).
+  // attend_group: per head its scores and its converted query (query_floats).
   const size_t n_rep = static_cast<size_t>(std::max<int64_t>(1, s.n_head / std::max<int64_t>(1, s.n_head_kv)));
-  const size_t group = n_rep * (static_cast<size_t>(n_ctx) + static_cast<size_t>(s.head_dim) + 32);
+  const size_t group = n_rep * (static_cast<size_t>(n_ctx) + static_cast<size_t>(query_floats(s)));
   return std::max(one, group);
 }
 
@@ -77,10 +83,6 @@ void check_group(const AttentionShape& s, int64_t head0, int64_t n_group, const 
                 " do not share one KV head");
   }
 }
-
-// Floats of one query converted to the cache type's vec_dot_type (at most f32 size, plus block
-// headers), as attend_group lays them out.
-int64_t query_floats(const AttentionShape& s) { return s.head_dim + 32; }
 
 int64_t padded_ctx(int64_t n_ctx, int64_t block_size) { return (n_ctx + block_size - 1) / block_size * block_size; }
 
@@ -174,82 +176,34 @@ void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& 
   }
 }
 
-void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
-                  const float* q, int64_t n_ctx, float* out, float* scratch) {
-  const int64_t hd = s.head_dim;
-  const int64_t n_rep = s.n_head / s.n_head_kv;
-  check_group(s, head0, n_group, "attend_group");
-  const uint32_t t = static_cast<uint32_t>(kv.type);
-  const DotRowsGroupFn dots = k.dot_rows_group[t];
-  const MadRowsGroupFn mads = k.mad_rows_group[t];
-  const auto head_bytes_opt = tensor_row_bytes(kv.type, hd);
-  if (n_group == 1 || !dots || !mads || !head_bytes_opt) {
-    for (int64_t g = 0; g < n_group; ++g) attend_head(k, kv, s, head0 + g, q + g * hd, n_ctx, out + g * hd, scratch);
-    return;
-  }
-  // The steps of attend_head's dot_rows / mad_rows path, each head's in the same order.
-  const size_t head_offset = static_cast<size_t>(head0 / n_rep) * static_cast<size_t>(*head_bytes_opt);
-  const TypeTraits& tr = type_traits(kv.type);
-  float* scores = scratch;                 // [n_group][n_ctx]
-  float* qconv = scratch + n_group * n_ctx;  // [n_group][hd + 32] floats, each a vec_dot_type row
-  const int64_t q_floats = hd + 32;
-  for (int64_t g = 0; g < n_group; ++g) k.from_float[static_cast<uint32_t>(tr.vec_dot_type)](q + g * hd, qconv + g * q_floats, hd);
-  const int64_t bs = kv.block_size;
-  const size_t row_used = static_cast<size_t>(*head_bytes_opt);
-  for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
-    const int64_t nr = std::min(bs, n_ctx - p0);
-    prefetch_block(kv, KvPart::K, p0 + kPrefetchBlocks * bs, n_ctx, head_offset, row_used);
-    dots(hd, nr, kv.k_row(p0) + head_offset, kv.row_bytes, n_group, qconv, sizeof(float) * static_cast<size_t>(q_floats),
-         scores + p0, static_cast<size_t>(n_ctx));
-  }
-  for (int64_t g = 0; g < n_group; ++g) {
-    float* sc = scores + g * n_ctx;
-    for (int64_t p = 0; p < n_ctx; ++p) sc[p] *= s.scale;
-    k.softmax(sc, n_ctx, kv.type == TensorType::F16);
-  }
-  std::fill(out, out + n_group * hd, 0.0f);
-  for (int64_t b = 0; b < kPrefetchBlocks; ++b) {  // V's first blocks, during softmax
-    prefetch_block(kv, KvPart::V, b * bs, n_ctx, head_offset, row_used);
-  }
-  for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
-    prefetch_block(kv, KvPart::V, p0 + kPrefetchBlocks * bs, n_ctx, head_offset, row_used);
-    mads(hd, std::min(bs, n_ctx - p0), kv.v_row(p0) + head_offset, kv.row_bytes, n_group, scores + p0,
-         static_cast<size_t>(n_ctx), out, static_cast<size_t>(hd));
-  }
-}
+namespace {
 
-void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
+// attend_group's grouped path for one or more tokens (attend_group, attend_tokens): scores of
+// every token's heads block by block, softmax per head, then the weighted sum of V block by
+// block in order, each cache block read and converted once for every run of neighbouring
+// tokens that hold it. Rows past a token's context in a block it shares with longer ones are
+// scored and never used (a row's score depends only on that row and the query); the weighted
+// sum takes exactly its rows. One token writes its sum straight to its out; several sum into
+// scratch first (the group kernel wants one stride between all the heads it is given).
+void attend_blocks(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
                    std::span<const AttnToken> toks, float* scratch) {
-  check_group(s, head0, n_group, "attend_tokens");
-  const int64_t n_tok = static_cast<int64_t>(toks.size());
   const uint32_t type = static_cast<uint32_t>(kv.type);
   const DotRowsGroupFn dots = k.dot_rows_group[type];
   const MadRowsGroupFn mads = k.mad_rows_group[type];
-  const auto head_bytes_opt = tensor_row_bytes(kv.type, s.head_dim);
-  if (n_tok <= 1 || n_group == 1 || !dots || !mads || !head_bytes_opt) {
-    // Nothing to share (or no group kernels): token by token.
-    PagedKvView one = kv;
-    for (const AttnToken& a : toks) {
-      one.block_table = a.block_table;
-      attend_group(k, one, s, head0, n_group, a.q, a.n_ctx, a.out, scratch);
-    }
-    return;
-  }
-  // attend_group's steps, each over the tokens holding a block at once: scores of every token's
-  // heads, softmax per head, then the weighted sum of V block by block in order. The rows past a
-  // token's context in a block it shares with longer ones are scored and never used (a row's
-  // score depends only on that row and the query); the weighted sum takes exactly its rows.
+  const int64_t n_tok = static_cast<int64_t>(toks.size());
   const int64_t hd = s.head_dim, G = n_group, bs = kv.block_size;
   const int64_t n_rep = s.n_head / s.n_head_kv;
-  const size_t head_bytes = static_cast<size_t>(*head_bytes_opt);
+  const size_t head_bytes = static_cast<size_t>(*tensor_row_bytes(kv.type, hd));
   const size_t head_offset = static_cast<size_t>(head0 / n_rep) * head_bytes;
   int64_t max_ctx = 0;
   for (const AttnToken& a : toks) max_ctx = std::max(max_ctx, a.n_ctx);
-  const int64_t ctx = padded_ctx(max_ctx, bs);  // each head's score row
+  // Each head's score row: a lone token scores exactly its rows, several may score a shared
+  // block's rows past the shorter ones' contexts.
+  const int64_t ctx = n_tok == 1 ? max_ctx : padded_ctx(max_ctx, bs);
   const int64_t qf = query_floats(s);
   float* scores = scratch;                  // [n_tok][G][ctx]
   float* qconv = scores + n_tok * G * ctx;  // [n_tok][G][qf]
-  float* sum = qconv + n_tok * G * qf;      // [n_tok][G][hd]
+  float* sum = n_tok == 1 ? toks[0].out : qconv + n_tok * G * qf;  // [n_tok][G][hd]
   const FromFloatFn conv = k.from_float[static_cast<uint32_t>(type_traits(kv.type).vec_dot_type)];
   for (int64_t t = 0; t < n_tok; ++t) {
     for (int64_t g = 0; g < G; ++g) conv(toks[t].q + g * hd, qconv + (t * G + g) * qf, hd);
@@ -304,7 +258,7 @@ void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape
     }
   }
   std::fill(sum, sum + n_tok * G * hd, 0.0f);
-  for (int64_t b = 0; b < kPrefetchBlocks; ++b) prefetch_at(KvPart::V, b * bs);  // V's first blocks
+  for (int64_t b = 0; b < kPrefetchBlocks; ++b) prefetch_at(KvPart::V, b * bs);  // V's first blocks, during softmax
   for (int64_t p0 = 0; p0 < max_ctx; p0 += bs) {
     prefetch_at(KvPart::V, p0 + kPrefetchBlocks * bs);
     for_runs(p0, true, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
@@ -312,7 +266,46 @@ void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape
            static_cast<size_t>(ctx), sum + t0 * G * hd, static_cast<size_t>(hd));
     });
   }
-  for (int64_t t = 0; t < n_tok; ++t) std::copy(sum + t * G * hd, sum + (t + 1) * G * hd, toks[t].out);
+  if (n_tok > 1) {
+    for (int64_t t = 0; t < n_tok; ++t) std::copy(sum + t * G * hd, sum + (t + 1) * G * hd, toks[t].out);
+  }
+}
+
+// Whether attend_blocks can take these heads: group kernels for the cache type, and heads
+// addressable in its rows.
+bool has_group_path(const Kernels& k, const PagedKvView& kv, const AttentionShape& s) {
+  const uint32_t type = static_cast<uint32_t>(kv.type);
+  return k.dot_rows_group[type] && k.mad_rows_group[type] && tensor_row_bytes(kv.type, s.head_dim).has_value();
+}
+
+}  // namespace
+
+void attend_group(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
+                  const float* q, int64_t n_ctx, float* out, float* scratch) {
+  check_group(s, head0, n_group, "attend_group");
+  if (n_group == 1 || !has_group_path(k, kv, s)) {
+    for (int64_t g = 0; g < n_group; ++g) {
+      attend_head(k, kv, s, head0 + g, q + g * s.head_dim, n_ctx, out + g * s.head_dim, scratch);
+    }
+    return;
+  }
+  const AttnToken tok{q, out, n_ctx, kv.block_table};
+  attend_blocks(k, kv, s, head0, n_group, std::span<const AttnToken>(&tok, 1), scratch);
+}
+
+void attend_tokens(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
+                   std::span<const AttnToken> toks, float* scratch) {
+  check_group(s, head0, n_group, "attend_tokens");
+  if (toks.size() <= 1 || n_group == 1 || !has_group_path(k, kv, s)) {
+    // Nothing to share (or no group kernels): token by token.
+    PagedKvView one = kv;
+    for (const AttnToken& a : toks) {
+      one.block_table = a.block_table;
+      attend_group(k, one, s, head0, n_group, a.q, a.n_ctx, a.out, scratch);
+    }
+    return;
+  }
+  attend_blocks(k, kv, s, head0, n_group, toks, scratch);
 }
 
 }  // namespace edgeinfer

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <compare>
 #include <string>
 
 #include "kernels/attention.h"
@@ -62,9 +63,8 @@ void ForwardPass::plan_attention(std::span<const SeqBatch> seqs, int64_t max_tok
   std::sort(attn_seq_order_.begin(), attn_seq_order_.end(), [&](int32_t a, int32_t b) {
     const auto& ta = seqs[a].block_table;
     const auto& tb = seqs[b].block_table;
-    if (std::lexicographical_compare(ta.begin(), ta.end(), tb.begin(), tb.end())) return true;
-    if (std::lexicographical_compare(tb.begin(), tb.end(), ta.begin(), ta.end())) return false;
-    return a < b;
+    const auto order = std::lexicographical_compare_three_way(ta.begin(), ta.end(), tb.begin(), tb.end());
+    return order != 0 ? order < 0 : a < b;
   });
   attn_tokens_.clear();
   attn_clusters_.clear();
@@ -86,7 +86,7 @@ void ForwardPass::plan_attention(std::span<const SeqBatch> seqs, int64_t max_tok
   });
 }
 
-void ForwardPass::reserve(int64_t n, int64_t max_ctx) {
+void ForwardPass::reserve(int64_t n, int64_t max_ctx, int64_t attn_tokens) {
   const ModelConfig& c = model_.config();
   grow(x_, n * c.n_embd);
   grow(xb_, n * std::max(c.n_embd, c.q_dim()));
@@ -97,7 +97,7 @@ void ForwardPass::reserve(int64_t n, int64_t max_ctx) {
   grow(gate_, n * c.n_ff);
   grow(up_, n * c.n_ff);
   AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 0.0f};
-  attn_scratch_per_thread_ = attention_tokens_scratch_floats(shape, attention_tokens(max_ctx), max_ctx);
+  attn_scratch_per_thread_ = attention_tokens_scratch_floats(shape, attn_tokens, max_ctx);
   grow(attn_scratch_, attn_scratch_per_thread_ * pool_.size());
 }
 
@@ -150,8 +150,9 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
   attention_seconds_ = 0;
   attended_positions_ = 0;
   if (n == 0) return logits_.data();
-  reserve(n, max_ctx);
-  plan_attention(seqs, attention_tokens(max_ctx));
+  const int64_t attn_tokens = attention_tokens(max_ctx);
+  reserve(n, max_ctx, attn_tokens);
+  plan_attention(seqs, attn_tokens);
   for (int64_t t = 0; t < n; ++t) attended_positions_ += tok_pos_[t] + 1;
 
   const int64_t E = c.n_embd, QD = c.q_dim(), KVD = c.kv_dim(), F = c.n_ff, HD = c.head_dim;

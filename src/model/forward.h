@@ -56,7 +56,8 @@ class ForwardPass {
   void set_profile(ForwardProfile* p) { profile_ = p; }
 
  private:
-  void reserve(int64_t n_tokens, int64_t max_ctx);
+  // Per-token buffers for n_tokens, attention scratch for tasks of attn_tokens tokens.
+  void reserve(int64_t n_tokens, int64_t max_ctx, int64_t attn_tokens);
   // Tokens one attention task takes at most, given the batch's longest context (its scratch).
   int64_t attention_tokens(int64_t max_ctx) const;
   // Groups the batch's tokens into attention clusters (attn_tokens_, attn_clusters_).

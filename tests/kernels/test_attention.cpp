@@ -76,6 +76,13 @@ struct PagedCache {
 
 class Attention : public ::testing::TestWithParam<Isa> {};
 
+// A cache type and head layout for the group and token tests.
+struct Case {
+  TensorType t;
+  int64_t n_head, n_head_kv, hd;
+  AttentionShape shape() const { return {n_head, n_head_kv, hd, 1.0f / std::sqrt(static_cast<float>(hd))}; }
+};
+
 TEST_P(Attention, HeadMatchesDoubleReference) {
   const Kernels& kern = kernels_for(GetParam());
   std::mt19937 rng(31);
@@ -132,14 +139,10 @@ TEST_P(Attention, HeadMatchesDoubleReference) {
 TEST_P(Attention, GroupEqualsHeadByHead) {
   const Kernels& kern = kernels_for(GetParam());
   std::mt19937 rng(37);
-  struct Case {
-    TensorType t;
-    int64_t n_head, n_head_kv, hd;
-  };
   // Q8_0 with head_dim 8: heads narrower than the type's block (the dequantize-whole-row path).
   for (const Case& cs : {Case{TensorType::F16, 32, 4, 64}, Case{TensorType::F16, 8, 2, 128}, Case{TensorType::F16, 6, 2, 48},
                          Case{TensorType::F32, 8, 2, 64}, Case{TensorType::Q8_0, 8, 2, 64}, Case{TensorType::Q8_0, 8, 4, 8}}) {
-    const AttentionShape s{cs.n_head, cs.n_head_kv, cs.hd, 1.0f / std::sqrt(static_cast<float>(cs.hd))};
+    const AttentionShape s = cs.shape();
     const int64_t n_rep = s.n_head / s.n_head_kv;
     for (int64_t n_ctx : {1, 15, 16, 17, 64, 250}) {
       PagedCache c(cs.t, s.n_head_kv * cs.hd, 16, n_ctx, rng);
@@ -166,13 +169,9 @@ TEST_P(Attention, GroupEqualsHeadByHead) {
 TEST_P(Attention, TokensEqualGroupPerToken) {
   const Kernels& kern = kernels_for(GetParam());
   std::mt19937 rng(43);
-  struct Case {
-    TensorType t;
-    int64_t n_head, n_head_kv, hd;
-  };
   for (const Case& cs : {Case{TensorType::F16, 32, 4, 64}, Case{TensorType::F16, 8, 2, 128}, Case{TensorType::F16, 6, 2, 48},
                          Case{TensorType::F32, 8, 2, 64}, Case{TensorType::Q8_0, 8, 2, 64}}) {
-    const AttentionShape s{cs.n_head, cs.n_head_kv, cs.hd, 1.0f / std::sqrt(static_cast<float>(cs.hd))};
+    const AttentionShape s = cs.shape();
     const int64_t n_rep = s.n_head / s.n_head_kv;
     PagedCache c(cs.t, s.n_head_kv * cs.hd, 16, 16 * 12, rng);  // 14 blocks, c.table holds 12
     // A: a prompt chunk over positions 28..37 (across a block boundary). B: A's first two blocks,
