@@ -9,6 +9,7 @@
 // Q3_K/Q6_K constant offsets) use vpdpwssd of per-row int16 pairs with the activation's bsums,
 // read straight from the Q8_K block, so K-quants need no activation preprocessing.
 #include "kernels/simd_avx512.h"
+#include "quant/x16_layout.h"
 
 namespace edgeinfer {
 
@@ -146,15 +147,38 @@ struct FmtQ6_K {
     transpose_rows(rows, base + offsetof(Block, ql), 128, ql);
     transpose_rows(rows, base + offsetof(Block, qh), 64, qh);
     transpose16x4(rows, base + offsetof(Block, scales), sc);
-    p.d = gather_f16(rows, base + offsetof(Block, d));
+    build(ql, qh, sc, gather_f16(rows, base + offsetof(Block, d)), p);
+  }
+  // The x16 layout (quant/x16_layout.h): the super-block's fields are the transposed vectors.
+  static void unpack_x16(const uint8_t* sb, KPack& p) {
+    __m512i ql[32], qh[16], sc[4];
+    for (int j = 0; j < 32; ++j) ql[j] = _mm512_loadu_si512(sb + 64 * j);
+    for (int j = 0; j < 16; ++j) qh[j] = _mm512_loadu_si512(sb + kQh + 64 * j);
+    for (int j = 0; j < 4; ++j) sc[j] = _mm512_loadu_si512(sb + kSc + 64 * j);
+    build(ql, qh, sc, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sb + kD))), p);
+  }
+  static constexpr size_t kQh = 32 * 64, kSc = kQh + 16 * 64, kD = kSc + 4 * 64;
+  static_assert(kD + 64 == kX16Q6KBytes);
+  // Element 128h + 32q + l (l < 32) has its low 4 bits in ql byte 64h + l + 32(q & 1) (the high
+  // nibble when q >= 2) and its high 2 bits in bits 2q..2q+1 of qh byte 32h + l. So for one
+  // dword position l4 = l / 4, the ql vectors a = ql[16h + l4], b = ql[16h + 8 + l4] and the qh
+  // vector hb = qh[8h + l4] (transposed: lane r = row r) give the chunks (4 elements, unsigned:
+  // stored + 32) of all four quarters q at once: out[q] = chunk 32h + 8q + l4.
+  static void chunks4(__m512i a, __m512i b, __m512i hb, __m512i out[4]) {
     const __m512i lo4 = _mm512_set1_epi8(0x0F), hi2 = _mm512_set1_epi8(0x30);
-    // Element 128h + 32q + l (l < 32): low 4 bits from ql[64h + l + 32(q & 1)] (high nibble
-    // when q >= 2), high 2 bits from bits 2q..2q+1 of qh[32h + l].
-    for (int k = 0; k < 64; ++k) {
-      const int h = k / 32, e0 = 4 * (k % 32), qq = e0 / 32, l = e0 % 32;
-      const __m512i lo = qq >= 2 ? _mm512_srli_epi16(ql[(64 * h + l + 32 * (qq & 1)) / 4], 4) : ql[(64 * h + l + 32 * (qq & 1)) / 4];
-      const __m512i hi = shift32(qh[(32 * h + l) / 4], 4 - 2 * qq);
-      p.q[k] = _mm512_or_si512(_mm512_and_si512(lo, lo4), _mm512_and_si512(hi, hi2));
+    out[0] = _mm512_or_si512(_mm512_and_si512(a, lo4), _mm512_and_si512(_mm512_slli_epi16(hb, 4), hi2));
+    out[1] = _mm512_or_si512(_mm512_and_si512(b, lo4), _mm512_and_si512(_mm512_slli_epi16(hb, 2), hi2));
+    out[2] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(a, 4), lo4), _mm512_and_si512(hb, hi2));
+    out[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(b, 4), lo4), _mm512_and_si512(_mm512_srli_epi16(hb, 2), hi2));
+  }
+  static void build(const __m512i* ql, const __m512i* qh, const __m512i* sc, __m512 d, KPack& p) {
+    p.d = d;
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j) {
+      const int h = j / 8, l4 = j % 8;
+      __m512i c[4];
+      chunks4(_mm512_loadu_si512(ql + 16 * h + l4), _mm512_loadu_si512(ql + 16 * h + 8 + l4), _mm512_loadu_si512(qh + 8 * h + l4), c);
+      for (int q = 0; q < 4; ++q) p.q[32 * h + 8 * q + l4] = c[q];
     }
     for (int g = 0; g < 16; ++g) p.sc[g] = byte_s(sc[g / 4], g % 4);
     // The -32 offset: -32 * (sc[2t] * bsums[2t] + sc[2t+1] * bsums[2t+1]).
@@ -265,11 +289,47 @@ void micro_dispatch(int nc, const KPack& p, const BlockQ8_K* const* xc, float* y
   }
 }
 
+// Where a tile's super-blocks come from. RowSource: GGUF rows `stride` bytes apart.
+// X16Source: a Q6_K matrix in the x16 layout, `stride` = group bytes.
 template <class Fmt>
-void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
-               size_t x_stride, float* y, size_t y_stride) {
+struct RowSource {
+  const uint8_t* wb;
+  size_t stride;
+  struct Group {
+    const uint8_t* rows[kRows];
+  };
+  Group group(int64_t r0, int nr) const {
+    Group g;
+    for (int r = 0; r < kRows; ++r) g.rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * stride;
+    return g;
+  }
+  void unpack(const Group& g, int64_t sb, KPack& p) const {
+    Fmt::unpack(g.rows, static_cast<size_t>(sb) * sizeof(typename Fmt::Block), p);
+  }
+};
+
+// How far ahead of the super-block being unpacked the x16 sources request the stream (bytes;
+// as the 32-wide types' x16 kernels, into L2).
+constexpr size_t kX16PrefetchAhead = 4096;
+
+struct X16Source {
+  const uint8_t* wb;
+  size_t stride;
+  struct Group {
+    const uint8_t* p;
+  };
+  Group group(int64_t r0, int) const { return {wb + static_cast<size_t>(r0 / kRows) * stride}; }
+  void unpack(const Group& g, int64_t sb, KPack& p) const {
+    const uint8_t* at = g.p + static_cast<size_t>(sb) * kX16Q6KBytes;
+    for (size_t o = 0; o < kX16Q6KBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+    FmtQ6_K::unpack_x16(at, p);
+  }
+};
+
+template <class Fmt, class Src>
+void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const void* x, size_t x_stride, float* y,
+               size_t y_stride) {
   const int64_t nb = n / kQK_K;
-  const uint8_t* wb = static_cast<const uint8_t*>(w);
   const uint8_t* xb = static_cast<const uint8_t*>(x);
   alignas(64) KPack pack;
   // Row group outer, super-blocks inner: the group's outputs for the panel (16 x 64 floats)
@@ -278,11 +338,10 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
     const int np = static_cast<int>(n_cols - p0 < kPanel ? n_cols - p0 : kPanel);
     for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
       const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
-      const uint8_t* rows[kRows];
-      for (int r = 0; r < kRows; ++r) rows[r] = wb + static_cast<size_t>(r0 + (r < nr ? r : nr - 1)) * w_stride;
+      const typename Src::Group g = src.group(r0, nr);
       const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
       for (int64_t sb = 0; sb < nb; ++sb) {
-        Fmt::unpack(rows, static_cast<size_t>(sb) * sizeof(typename Fmt::Block), pack);
+        src.unpack(g, sb, pack);
         for (int c0 = 0; c0 < np; c0 += kMaxCols) {
           const int nc = np - c0 < kMaxCols ? np - c0 : kMaxCols;
           const BlockQ8_K* xc[kMaxCols];
@@ -297,12 +356,71 @@ void gemm_tile(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t 
   }
 }
 
+template <class Fmt>
+void gemm_tile_rows(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                    size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<Fmt>(RowSource<Fmt>{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y, y_stride);
+}
+
+// One column over a Q6_K x16 matrix, straight from the loaded vectors: per scale group, its 4
+// chunks dotted with the activation (vpdpbusd from -32 * bsum, which takes the +32 of the
+// stored quants off), times the group's scales, summed over the super-block in int32, then one
+// FMA by d * da. The integer sum equals micro_kernel's isum + pt exactly (integer arithmetic,
+// wrapping), and the FMA is the same, so every row has the tile's bits. The four quarters q of
+// a half (h, l4 < 4 or >= 4) come from the same three loads (chunks4): four independent
+// vpdpbusd chains, one per group 8h + 2q + half.
+void q6_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_bytes, const BlockQ8_K* x, float* y) {
+  const int64_t nb = n / kQK_K;
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+    const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+    const uint8_t* g = w + static_cast<size_t>(r0 / kRows) * group_bytes;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < nb; ++sb) {
+      const uint8_t* at = g + static_cast<size_t>(sb) * kX16Q6KBytes;
+      for (size_t o = 0; o < kX16Q6KBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+      const auto* ql = reinterpret_cast<const __m512i*>(at);
+      const auto* qh = reinterpret_cast<const __m512i*>(at + FmtQ6_K::kQh);
+      const BlockQ8_K& b = x[sb];
+      __m512i sc4[4];
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v) sc4[v] = _mm512_loadu_si512(at + FmtQ6_K::kSc + 64 * v);
+      __m512i isum = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int hh = 0; hh < 4; ++hh) {
+        const int h = hh / 2, half = hh % 2;
+        __m512i t[4];
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) t[q] = _mm512_set1_epi32(-32 * static_cast<int32_t>(b.bsums[8 * h + 2 * q + half]));
+#pragma GCC unroll 4
+        for (int j = 0; j < 4; ++j) {
+          const int l4 = 4 * half + j;
+          __m512i c[4];
+          FmtQ6_K::chunks4(_mm512_loadu_si512(ql + 16 * h + l4), _mm512_loadu_si512(ql + 16 * h + 8 + l4),
+                           _mm512_loadu_si512(qh + 8 * h + l4), c);
+#pragma GCC unroll 4
+          for (int q = 0; q < 4; ++q) {
+            t[q] = _mm512_dpbusd_epi32(t[q], c[q], _mm512_set1_epi32(load_i32(b.qs + 4 * (32 * h + 8 * q + l4))));
+          }
+        }
+#pragma GCC unroll 4
+        for (int q = 0; q < 4; ++q) {
+          const int grp = 8 * h + 2 * q + half;
+          isum = _mm512_add_epi32(isum, _mm512_mullo_epi32(t[q], byte_s(sc4[grp / 4], grp % 4)));
+        }
+      }
+      const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + FmtQ6_K::kD)));
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(b.d)), acc);
+    }
+    _mm512_mask_storeu_ps(y + r0, static_cast<__mmask16>((1u << nr) - 1), acc);
+  }
+}
+
 }  // namespace
 
 #define EDGEINFER_K_TILE(name, Fmt)                                                                         \
   void name(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,        \
             size_t x_stride, float* y, size_t y_stride) {                                                    \
-    gemm_tile<Fmt>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);                                \
+    gemm_tile_rows<Fmt>(n, n_rows, n_cols, w, w_stride, x, x_stride, y, y_stride);                           \
   }
 EDGEINFER_K_TILE(q2_k_gemm_tile_avx512, FmtQ2_K)
 EDGEINFER_K_TILE(q3_k_gemm_tile_avx512, FmtQ3_K)
@@ -310,5 +428,13 @@ EDGEINFER_K_TILE(q4_k_gemm_tile_avx512, FmtQ4_K)
 EDGEINFER_K_TILE(q5_k_gemm_tile_avx512, FmtQ5_K)
 EDGEINFER_K_TILE(q6_k_gemm_tile_avx512, FmtQ6_K)
 #undef EDGEINFER_K_TILE
+
+void q6_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                               const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ6_K>(X16Source{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y, y_stride);
+}
+void q6_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
+  q6_k_gemv_x16(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
+}
 
 }  // namespace edgeinfer

@@ -51,6 +51,8 @@ void fill_avx512_kernels(Kernels& k) {
   k.gemm_tile_x16[id(T::Q8_0)] = q8_0_gemm_tile_x16_avx512;
   k.gemv_x16[id(T::Q4_0)] = q4_0_gemv_x16_avx512;
   k.gemv_x16[id(T::Q8_0)] = q8_0_gemv_x16_avx512;
+  k.gemm_tile_x16[id(T::Q6_K)] = q6_k_gemm_tile_x16_avx512;
+  k.gemv_x16[id(T::Q6_K)] = q6_k_gemv_x16_avx512;
 
   k.softmax = softmax_avx512;
   k.silu_mul = silu_mul_avx512;

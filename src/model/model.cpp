@@ -106,7 +106,7 @@ void Model::repack(const Kernels& k) {
   std::vector<WeightMatrix*> todo;
   auto consider = [&](WeightMatrix& w) {
     const auto tid = static_cast<uint32_t>(w.type);
-    if (w.data && !w.x16 && x16_supported(w.type) && k.gemm_tile_x16[tid] && k.gemv_x16[tid] && w.n_in % kQK == 0) {
+    if (w.data && !w.x16 && x16_row_fits(w.type, w.n_in) && k.gemm_tile_x16[tid] && k.gemv_x16[tid]) {
       todo.push_back(&w);
     }
   };

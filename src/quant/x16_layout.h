@@ -13,6 +13,10 @@
 //     row r at + 2r;
 //   - the quants and scales are the GGUF blocks' own bytes, moved, not changed: the size is the
 //     same as the rows' (plus the padding of a last partial group).
+// Q6_K has its own group form, super-block by super-block (256 elements), each kX16Q6KBytes
+// long: the 16 rows' ql as 32 vectors of 64 bytes (byte 4r + k of vector j = byte 4j + k of
+// row r's ql), then their qh as 16 such vectors, their scales as 4, the 16 f16 d (row r at
+// + 2r), and 32 zero bytes that keep every super-block on a 64-byte boundary (1% over the rows).
 // The rows stay where they were; a matrix that has an x16 copy is still readable row by row.
 #include <cstddef>
 #include <cstdint>
@@ -23,10 +27,15 @@ namespace edgeinfer {
 
 inline constexpr int kX16Rows = 16;
 inline constexpr int kX16ChunkBlocks = 8;
+// Bytes of one Q6_K super-block of a group: 16 rows of 210 bytes and 32 bytes of padding.
+inline constexpr size_t kX16Q6KBytes = 16 * 210 + 32;
 
-// Whether `t` has an x16 layout (Q4_0, Q8_0).
+// Whether `t` has an x16 layout (Q4_0, Q8_0, Q6_K).
 bool x16_supported(TensorType t);
-// Bytes of one group of 16 rows of n_in elements; n_in must be a multiple of 32.
+// Whether rows of n_in elements of `t` can be repacked: a supported type and whole blocks.
+bool x16_row_fits(TensorType t, int64_t n_in);
+// Bytes of one group of 16 rows of n_in elements; n_in must be a whole number of the type's
+// blocks (32 elements; 256 for Q6_K).
 size_t x16_group_bytes(TensorType t, int64_t n_in);
 // Bytes of the whole repacked matrix of n_out rows.
 size_t x16_matrix_bytes(TensorType t, int64_t n_in, int64_t n_out);

@@ -24,19 +24,25 @@ std::vector<uint8_t> packed(TensorType t, int64_t n, int64_t rows, const std::ve
   return p;
 }
 
-const TensorType kX16Types[] = {TensorType::Q4_0, TensorType::Q8_0};
+const TensorType kX16Types[] = {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q6_K};
+
+// Elements of one block of t (the x16 layout's unit along K).
+int64_t block_elems(TensorType t) { return t == TensorType::Q6_K ? 256 : 32; }
 
 TEST(X16Layout, PacksEveryRowLosslesslyAndPadsWithZeros) {
   std::mt19937 rng(5);
   for (TensorType t : kX16Types) {
     ASSERT_TRUE(x16_supported(t));
     for (int64_t rows : {int64_t{1}, int64_t{16}, int64_t{21}}) {
-      const int64_t n = 7 * 32;
+      const int64_t n = 7 * block_elems(t);
       const size_t rb = row_bytes(t, n);
       const auto w = random_weight_rows(t, n, rows, rng);
-      EXPECT_EQ(x16_group_bytes(t, n), 16 * rb);  // the same bytes, moved
+      // The same bytes, moved (Q6_K: plus 32 bytes per super-block that keep it 64-byte aligned).
+      const size_t gb = t == TensorType::Q6_K ? 7 * kX16Q6KBytes : 16 * rb;
+      EXPECT_EQ(x16_group_bytes(t, n), gb);
+      EXPECT_TRUE(x16_row_fits(t, n));
       const auto p = packed(t, n, rows, w);
-      ASSERT_EQ(p.size(), static_cast<size_t>((rows + 15) / 16) * 16 * rb);
+      ASSERT_EQ(p.size(), static_cast<size_t>((rows + 15) / 16) * gb);
       for (int64_t r = 0; r < rows; ++r) {
         std::vector<uint8_t> back(rb, 0xCD);
         x16_unpack_row(t, n, p.data(), r, back.data());
@@ -51,6 +57,10 @@ TEST(X16Layout, PacksEveryRowLosslesslyAndPadsWithZeros) {
     }
   }
   EXPECT_FALSE(x16_supported(TensorType::Q4_K));
+  EXPECT_FALSE(x16_row_fits(TensorType::Q4_K, 256));
+  EXPECT_FALSE(x16_row_fits(TensorType::Q6_K, 128));  // not a whole super-block
+  EXPECT_FALSE(x16_row_fits(TensorType::Q4_0, 48));
+  EXPECT_THROW(x16_group_bytes(TensorType::Q6_K, 128), Error);
   EXPECT_FALSE(x16_supported(TensorType::F16));
   EXPECT_THROW(x16_group_bytes(TensorType::Q4_K, 256), Error);
   EXPECT_THROW(x16_group_bytes(TensorType::Q4_0, 48), Error);  // not a whole number of blocks
@@ -73,9 +83,12 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
     ASSERT_NE(tile, nullptr);
     const TensorType vdt = type_traits(t).vec_dot_type;
     // Whole 8-block chunks, a chunk plus a tail, tails alone, the longest rows of the model, and
-    // rows past the 128 chunks the GEMV holds activation terms for at once.
-    for (int64_t nblk : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{9}, int64_t{64}, int64_t{176}, int64_t{1031}}) {
-      const int64_t n = nblk * 32;
+    // rows past the 128 chunks the GEMV holds activation terms for at once
+    // (Q6_K: super-blocks, up to the longest rows of the model.)
+    const std::vector<int64_t> nblks = t == TensorType::Q6_K ? std::vector<int64_t>{1, 2, 8, 22}
+                                                             : std::vector<int64_t>{1, 5, 8, 9, 64, 176, 1031};
+    for (int64_t nblk : nblks) {
+      const int64_t n = nblk * block_elems(t);
       const size_t rb = row_bytes(t, n), xb = row_bytes(vdt, n);
       for (int64_t rows : {int64_t{1}, int64_t{13}, int64_t{16}, int64_t{45}}) {
         const auto w = random_weight_rows(t, n, rows, rng);
@@ -118,7 +131,7 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
     ++tested;
   }
   if (GetParam() == Isa::Avx512) {
-    EXPECT_EQ(tested, 2);  // Q4_0 and Q8_0
+    EXPECT_EQ(tested, 3);  // Q4_0, Q8_0 and Q6_K
   }
   if (tested == 0) GTEST_SKIP() << "no x16 kernels on " << isa_label(GetParam());
 }
@@ -139,20 +152,22 @@ TEST_P(X16, MatmulOverTheRepackedMatrixEqualsTheRows) {
     both.x16_group_bytes = x16_group_bytes(t, n);
     for (int64_t n_tok : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{70}}) {
       const auto x = random_floats(n * n_tok, 1.0f, rng);
-      std::vector<uint8_t> decode(static_cast<size_t>(n_tok));
+      std::vector<uint8_t> decode(static_cast<size_t>(n_tok)), all_tile(decode.size(), 0);
       for (size_t i = 0; i < decode.size(); ++i) decode[i] = i % 3 == 0;
       for (ThreadPool* pool : {&pool1, &pool2}) {
         for (bool choose : {false, true}) {
           const std::span<const uint8_t> d = choose ? std::span<const uint8_t>(decode) : std::span<const uint8_t>();
+          // Without a tile-exact row GEMV (Q6_K), the rows path runs decode rows (a lone token,
+          // or the ones the choices name) through vec_dot, while the x16 path has its GEMV and
+          // gives every row the tile's bits: its reference is then the rows path told to tile
+          // every row.
+          const bool x16_tiles_all = k.gemm_tile_x16[static_cast<size_t>(t)] && !k.gemv[static_cast<size_t>(t)];
+          const std::span<const uint8_t> d_rows =
+              x16_tiles_all && (choose || n_tok == 1) ? std::span<const uint8_t>(all_tile) : d;
           MatmulScratch s;
           std::vector<float> a(static_cast<size_t>(n_out * n_tok), -1.0f), b(a.size(), -2.0f);
-          matmul(k, *pool, rows_only, x.data(), n_tok, a.data(), s, d);
+          matmul(k, *pool, rows_only, x.data(), n_tok, a.data(), s, d_rows);
           matmul(k, *pool, both, x.data(), n_tok, b.data(), s, d);
-          if (k.gemm_tile_x16[static_cast<size_t>(t)] && !k.gemv[static_cast<size_t>(t)] && choose) {
-            // Without a tile-exact row GEMV, the rows path runs decode rows through vec_dot;
-            // the x16 path always has its GEMV. Not this test's comparison.
-            continue;
-          }
           ASSERT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0)
               << isa_label(GetParam()) << " " << tensor_type_name(t) << " tokens " << n_tok << " threads "
               << pool->size() << (choose ? " with kernel choices" : "");
