@@ -220,7 +220,7 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   view.type = kv_type;
   view.block_table = table.data();
   const auto q = random_floats(static_cast<size_t>(s.n_head * s.head_dim), rng);
-  std::vector<float> out(q.size()), scratch(attention_scratch_floats(s, n_ctx));
+  std::vector<float> out(q.size()), scratch(attention_scratch_floats(s, block_size));
   Kernels kern = kernels_for(isa);
   if (mode == Attn::RowWise) {
     kern.dot_rows = {};

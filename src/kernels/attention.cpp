@@ -11,20 +11,62 @@
 namespace edgeinfer {
 
 namespace {
+
 // Floats of one query converted to the cache type's vec_dot_type (at most f32 size, plus block
-// headers), as attend_group lays them out.
+// headers), as attend_head and attend_blocks lay them out.
 int64_t query_floats(const AttentionShape& s) { return s.head_dim + 32; }
+
+// Positions one online-softmax step covers: whole cache blocks, at least 64 positions (a block
+// of 16 positions alone would pay the step's reductions for every 16 scores).
+int64_t span_of(int64_t block_size) {
+  constexpr int64_t kMinSpan = 64;
+  return block_size * ((kMinSpan + block_size - 1) / block_size);
+}
+
+int64_t block_size_or_throw(int64_t block_size) {
+  if (block_size < 1) throw Error("attention: cache block size " + std::to_string(block_size));
+  return block_size;
+}
+
+// Online-softmax state of one head: the running maximum and denominator (Kernels::softmax_step).
+struct SoftmaxState {
+  float max = -INFINITY;
+  float sum = 0.0f;
+};
+constexpr int64_t kStateFloats = 2;
+static_assert(sizeof(SoftmaxState) == kStateFloats * sizeof(float));
+
+// A head's weighted sum so far times c (the softmax step moved the maximum). Not for the first
+// span, whose sum is still zero; c == 1 leaves it as it is.
+void rescale(float* sum, int64_t n, float c) {
+  if (c == 1.0f) return;
+  for (int64_t i = 0; i < n; ++i) sum[i] *= c;
+}
+
+void finish(const float* sum, float denominator, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = sum[i] / denominator;
+}
+
 }  // namespace
 
-size_t attention_scratch_floats(const AttentionShape& s, int64_t n_ctx) {
-  // scores[n_ctx] + converted query (at most f32 size, plus block headers) + dequantized V row
-  // + one dequantized KV row of all heads (for heads narrower than the KV type's block)
-  const size_t one = static_cast<size_t>(n_ctx) + 3 * static_cast<size_t>(s.head_dim) + 64 +
-                    static_cast<size_t>(s.n_head_kv * s.head_dim);
-  // attend_group: per head its scores and its converted query (query_floats).
+size_t attention_scratch_floats(const AttentionShape& s, int64_t block_size) {
+  const size_t span = static_cast<size_t>(span_of(block_size_or_throw(block_size)));
+  const size_t hd = static_cast<size_t>(s.head_dim);
+  // attend_head: a span of scores + the converted query + a dequantized V row + one dequantized
+  // KV row of all heads (heads narrower than the KV type's block).
+  const size_t one = span + static_cast<size_t>(query_floats(s)) + hd + static_cast<size_t>(s.n_head_kv) * hd;
+  // attend_group's grouped path: per head a span of scores, its converted query, its state.
   const size_t n_rep = static_cast<size_t>(std::max<int64_t>(1, s.n_head / std::max<int64_t>(1, s.n_head_kv)));
-  const size_t group = n_rep * (static_cast<size_t>(n_ctx) + static_cast<size_t>(query_floats(s)));
+  const size_t group = n_rep * (span + static_cast<size_t>(query_floats(s) + kStateFloats));
   return std::max(one, group);
+}
+
+size_t attention_tokens_scratch_floats(const AttentionShape& s, int64_t n_tokens, int64_t block_size) {
+  // Per token and head: a span of scores, the converted query, the weighted sum and the state.
+  const size_t span = static_cast<size_t>(span_of(block_size_or_throw(block_size)));
+  const size_t n_rep = static_cast<size_t>(std::max<int64_t>(1, s.n_head / std::max<int64_t>(1, s.n_head_kv)));
+  const size_t per = n_rep * (span + static_cast<size_t>(query_floats(s) + s.head_dim + kStateFloats));
+  return std::max(attention_scratch_floats(s, block_size), static_cast<size_t>(std::max<int64_t>(1, n_tokens)) * per);
 }
 
 namespace {
@@ -32,27 +74,34 @@ namespace {
 // A quantized KV cache whose blocks span several heads (head_dim smaller than, or not a multiple
 // of, the type's block: e.g. Q8_0 with head_dim 8): the head's elements are not addressable in
 // the quantized row, so each row is dequantized whole and the head's slice used in f32.
-void attend_head_split_blocks(const PagedKvView& kv, const AttentionShape& s, int64_t head, const float* q,
-                              int64_t n_ctx, float* out, float* scratch) {
+void attend_head_split_blocks(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head,
+                              const float* q, int64_t n_ctx, float* out, float* scratch) {
   const int64_t hd = s.head_dim;
   const int64_t kv_dim = s.n_head_kv * hd;
   const int64_t off = head / (s.n_head / s.n_head_kv) * hd;
+  const int64_t span = span_of(kv.block_size);
   const TypeTraits& tr = type_traits(kv.type);
-  float* scores = scratch;
-  float* row = scratch + n_ctx;  // [kv_dim]
-  for (int64_t p = 0; p < n_ctx; ++p) {
-    tr.to_float(kv.k_row(p), row, kv_dim);
-    float d = 0;
-    for (int64_t i = 0; i < hd; ++i) d += q[i] * row[off + i];
-    scores[p] = d * s.scale;
+  float* scores = scratch;      // [span]
+  float* row = scratch + span;  // [kv_dim]
+  std::fill(out, out + hd, 0.0f);
+  SoftmaxState st;
+  for (int64_t c0 = 0; c0 < n_ctx; c0 += span) {
+    const int64_t c1 = std::min(n_ctx, c0 + span);
+    for (int64_t p = c0; p < c1; ++p) {
+      tr.to_float(kv.k_row(p), row, kv_dim);
+      float d = 0;
+      for (int64_t i = 0; i < hd; ++i) d += q[i] * row[off + i];
+      scores[p - c0] = d;
+    }
+    const float c = k.softmax_step(scores, c1 - c0, s.scale, &st.max, &st.sum);
+    if (c0 > 0) rescale(out, hd, c);
+    for (int64_t p = c0; p < c1; ++p) {
+      tr.to_float(kv.v_row(p), row, kv_dim);
+      const float w = scores[p - c0];
+      for (int64_t i = 0; i < hd; ++i) out[i] += w * row[off + i];
+    }
   }
-  softmax(scores, n_ctx);
-  for (int64_t i = 0; i < hd; ++i) out[i] = 0.0f;
-  for (int64_t p = 0; p < n_ctx; ++p) {
-    tr.to_float(kv.v_row(p), row, kv_dim);
-    const float w = scores[p];
-    for (int64_t i = 0; i < hd; ++i) out[i] += w * row[off + i];
-  }
+  finish(out, st.sum, out, hd);
 }
 
 // Blocks ahead of the one being computed whose rows are requested (prefetch_block).
@@ -84,17 +133,7 @@ void check_group(const AttentionShape& s, int64_t head0, int64_t n_group, const 
   }
 }
 
-int64_t padded_ctx(int64_t n_ctx, int64_t block_size) { return (n_ctx + block_size - 1) / block_size * block_size; }
-
 }  // namespace
-
-size_t attention_tokens_scratch_floats(const AttentionShape& s, int64_t n_tokens, int64_t n_ctx) {
-  // Per token and head: scores over the padded context, the converted query and the output sum.
-  // A block size of 1024 (the largest) bounds the padding.
-  const size_t n_rep = static_cast<size_t>(std::max<int64_t>(1, s.n_head / std::max<int64_t>(1, s.n_head_kv)));
-  const size_t per = n_rep * static_cast<size_t>(padded_ctx(n_ctx, 1024) + query_floats(s) + s.head_dim);
-  return std::max(attention_scratch_floats(s, n_ctx), static_cast<size_t>(std::max<int64_t>(1, n_tokens)) * per);
-}
 
 void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head,
                  const float* q, int64_t n_ctx, float* out, float* scratch) {
@@ -103,111 +142,96 @@ void attend_head(const Kernels& k, const PagedKvView& kv, const AttentionShape& 
   const TypeTraits& tr = type_traits(kv.type);
   const auto head_bytes_opt = tensor_row_bytes(kv.type, hd);
   if (!head_bytes_opt) {
-    attend_head_split_blocks(kv, s, head, q, n_ctx, out, scratch);
+    attend_head_split_blocks(k, kv, s, head, q, n_ctx, out, scratch);
     return;
   }
   const size_t head_bytes = static_cast<size_t>(*head_bytes_opt);
   const size_t head_offset = static_cast<size_t>(kv_head) * head_bytes;
+  const int64_t bs = kv.block_size, span = span_of(bs);
 
-  float* scores = scratch;
-  float* qconv_f = scratch + n_ctx;
-  void* qconv = qconv_f;  // vec_dot_type row of hd elements; fits in hd floats for every KV type
-  float* vtmp = qconv_f + hd + 32;
+  float* scores = scratch;                  // [span]
+  float* qconv_f = scratch + span;          // [query_floats]
+  void* qconv = qconv_f;                    // vec_dot_type row of hd elements; fits for every KV type
+  float* vtmp = qconv_f + query_floats(s);  // [hd]
   k.from_float[static_cast<uint32_t>(tr.vec_dot_type)](q, qconv, hd);
 
-  if (DotRowsFn rows = k.dot_rows[static_cast<uint32_t>(kv.type)]) {
-    // A cache block's rows are contiguous: one call per block.
-    const int64_t bs = kv.block_size;
-    for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
-      const int64_t nr = std::min(bs, n_ctx - p0);
+  const uint32_t type = static_cast<uint32_t>(kv.type);
+  const DotRowsFn dot_rows = k.dot_rows[type];
+  const VecDotFn dot = k.vec_dot[type];
+  const MadRowsFn mad_rows = k.mad_rows[type];
+  const VecMadFn mad = k.vec_mad[type];
+  std::fill(out, out + hd, 0.0f);
+  SoftmaxState st;
+  for (int64_t c0 = 0; c0 < n_ctx; c0 += span) {
+    const int64_t c1 = std::min(n_ctx, c0 + span);
+    for (int64_t p0 = c0; p0 < c1; p0 += bs) {
+      const int64_t nr = std::min(bs, c1 - p0);
       prefetch_block(kv, KvPart::K, p0 + kPrefetchBlocks * bs, n_ctx, head_offset, head_bytes);
-      rows(hd, nr, kv.k_row(p0) + head_offset, kv.row_bytes, qconv, scores + p0);
-      for (int64_t p = p0; p < p0 + nr; ++p) scores[p] *= s.scale;
+      prefetch_block(kv, KvPart::V, p0, n_ctx, head_offset, head_bytes);
+      if (dot_rows) {
+        // A cache block's rows are contiguous: one call per block.
+        dot_rows(hd, nr, kv.k_row(p0) + head_offset, kv.row_bytes, qconv, scores + (p0 - c0));
+      } else {
+        for (int64_t p = p0; p < p0 + nr; ++p) dot(hd, &scores[p - c0], kv.k_row(p) + head_offset, qconv);
+      }
     }
-  } else {
-    VecDotFn dot = k.vec_dot[static_cast<uint32_t>(kv.type)];
-    for (int64_t p = 0; p < n_ctx; ++p) {
-      float d;
-      dot(hd, &d, kv.k_row(p) + head_offset, qconv);
-      scores[p] = d * s.scale;
+    const float c = k.softmax_step(scores, c1 - c0, s.scale, &st.max, &st.sum);
+    if (c0 > 0) rescale(out, hd, c);
+    for (int64_t p0 = c0; p0 < c1; p0 += bs) {
+      const int64_t nr = std::min(bs, c1 - p0);
+      const float* w = scores + (p0 - c0);
+      if (mad_rows) {
+        // One call per block, the sum kept in registers across its rows.
+        mad_rows(hd, nr, kv.v_row(p0) + head_offset, kv.row_bytes, w, out);
+      } else if (mad) {
+        for (int64_t r = 0; r < nr; ++r) mad(hd, out, kv.v_row(p0 + r) + head_offset, w[r]);
+      } else {
+        for (int64_t r = 0; r < nr; ++r) {
+          tr.to_float(kv.v_row(p0 + r) + head_offset, vtmp, hd);
+          for (int64_t i = 0; i < hd; ++i) out[i] += w[r] * vtmp[i];
+        }
+      }
     }
   }
-  VecMadFn mad = k.vec_mad[static_cast<uint32_t>(kv.type)];
-  // F32 / F16 cache: the SIMD weighted sum (an F16 cache's probabilities rounded to f16, as
-  // the reference engine multiplies them in f16).
-  k.softmax(scores, n_ctx, mad && kv.type == TensorType::F16);
-
-  for (int64_t i = 0; i < hd; ++i) out[i] = 0.0f;
-  if (mad) {
-    if (MadRowsFn rows = k.mad_rows[static_cast<uint32_t>(kv.type)]) {
-      // A cache block's rows are contiguous: one call per block, the sum kept in registers.
-      const int64_t bs = kv.block_size;
-      for (int64_t p0 = 0; p0 < n_ctx; p0 += bs) {
-        prefetch_block(kv, KvPart::V, p0 + kPrefetchBlocks * bs, n_ctx, head_offset, head_bytes);
-        rows(hd, std::min(bs, n_ctx - p0), kv.v_row(p0) + head_offset, kv.row_bytes, scores + p0, out);
-      }
-    } else {
-      for (int64_t p = 0; p < n_ctx; ++p) mad(hd, out, kv.v_row(p) + head_offset, scores[p]);
-    }
-    return;
-  }
-  switch (kv.type) {
-    case TensorType::F32:
-      for (int64_t p = 0; p < n_ctx; ++p) {
-        const float* v = reinterpret_cast<const float*>(kv.v_row(p) + head_offset);
-        const float w = scores[p];
-        for (int64_t i = 0; i < hd; ++i) out[i] += w * v[i];
-      }
-      break;
-    case TensorType::F16:
-      for (int64_t p = 0; p < n_ctx; ++p) {
-        const uint16_t* v = reinterpret_cast<const uint16_t*>(kv.v_row(p) + head_offset);
-        const float w = fp16_to_fp32(fp32_to_fp16(scores[p]));
-        for (int64_t i = 0; i < hd; ++i) out[i] += w * fp16_to_fp32(v[i]);
-      }
-      break;
-    default:
-      for (int64_t p = 0; p < n_ctx; ++p) {
-        tr.to_float(kv.v_row(p) + head_offset, vtmp, hd);
-        const float w = scores[p];
-        for (int64_t i = 0; i < hd; ++i) out[i] += w * vtmp[i];
-      }
-      break;
-  }
+  finish(out, st.sum, out, hd);
 }
 
 namespace {
 
-// attend_group's grouped path for one or more tokens (attend_group, attend_tokens): scores of
-// every token's heads block by block, softmax per head, then the weighted sum of V block by
-// block in order, each cache block read and converted once for every run of neighbouring
-// tokens that hold it. Rows past a token's context in a block it shares with longer ones are
-// scored and never used (a row's score depends only on that row and the query); the weighted
-// sum takes exactly its rows. One token writes its sum straight to its out; several sum into
-// scratch first (the group kernel wants one stride between all the heads it is given).
+// attend_group's grouped path for one or more tokens (attend_group, attend_tokens): per span,
+// the scores of every token's heads block by block, one softmax step per head, then the
+// weighted sum of the span's V rows block by block in order, each cache block read and
+// converted once for every run of neighbouring tokens that hold it. Rows past a token's context
+// in a block it shares with longer ones are scored and never used (a row's score depends only on
+// that row and the query); the softmax step and the weighted sum take exactly its rows. One token
+// sums straight into its out; several sum into scratch first (the group kernel wants one stride
+// between all the heads it is given). Every step is attend_head's for each head, with the group
+// kernels' per-row contract, so every head's output has attend_head's bits.
 void attend_blocks(const Kernels& k, const PagedKvView& kv, const AttentionShape& s, int64_t head0, int64_t n_group,
                    std::span<const AttnToken> toks, float* scratch) {
   const uint32_t type = static_cast<uint32_t>(kv.type);
   const DotRowsGroupFn dots = k.dot_rows_group[type];
   const MadRowsGroupFn mads = k.mad_rows_group[type];
   const int64_t n_tok = static_cast<int64_t>(toks.size());
-  const int64_t hd = s.head_dim, G = n_group, bs = kv.block_size;
+  const int64_t hd = s.head_dim, G = n_group, bs = kv.block_size, span = span_of(bs);
   const int64_t n_rep = s.n_head / s.n_head_kv;
   const size_t head_bytes = static_cast<size_t>(*tensor_row_bytes(kv.type, hd));
   const size_t head_offset = static_cast<size_t>(head0 / n_rep) * head_bytes;
   int64_t max_ctx = 0;
   for (const AttnToken& a : toks) max_ctx = std::max(max_ctx, a.n_ctx);
-  // Each head's score row: a lone token scores exactly its rows, several may score a shared
-  // block's rows past the shorter ones' contexts.
-  const int64_t ctx = n_tok == 1 ? max_ctx : padded_ctx(max_ctx, bs);
   const int64_t qf = query_floats(s);
-  float* scores = scratch;                  // [n_tok][G][ctx]
-  float* qconv = scores + n_tok * G * ctx;  // [n_tok][G][qf]
-  float* sum = n_tok == 1 ? toks[0].out : qconv + n_tok * G * qf;  // [n_tok][G][hd]
+  float* scores = scratch;                    // [n_tok][G][span]
+  float* qconv = scores + n_tok * G * span;   // [n_tok][G][qf]
+  auto* state = reinterpret_cast<SoftmaxState*>(qconv + n_tok * G * qf);  // [n_tok][G]
+  float* sum = n_tok == 1 ? toks[0].out : qconv + n_tok * G * (qf + kStateFloats);  // [n_tok][G][hd]
   const FromFloatFn conv = k.from_float[static_cast<uint32_t>(type_traits(kv.type).vec_dot_type)];
   for (int64_t t = 0; t < n_tok; ++t) {
-    for (int64_t g = 0; g < G; ++g) conv(toks[t].q + g * hd, qconv + (t * G + g) * qf, hd);
+    for (int64_t g = 0; g < G; ++g) {
+      conv(toks[t].q + g * hd, qconv + (t * G + g) * qf, hd);
+      state[t * G + g] = SoftmaxState{};
+    }
   }
+  std::fill(sum, sum + n_tok * G * hd, 0.0f);
   const uint8_t* const k_head = kv.k_base + head_offset;
   const uint8_t* const v_head = kv.v_base + head_offset;
   auto rows_in = [&](int64_t t, int64_t p0) { return std::min(bs, toks[t].n_ctx - p0); };
@@ -243,31 +267,36 @@ void attend_blocks(const Kernels& k, const PagedKvView& kv, const AttentionShape
     }
   };
   const size_t q_stride = sizeof(float) * static_cast<size_t>(qf);
-  for (int64_t p0 = 0; p0 < max_ctx; p0 += bs) {
-    prefetch_at(KvPart::K, p0 + kPrefetchBlocks * bs);
-    for_runs(p0, false, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
-      dots(hd, nr, k_head + static_cast<size_t>(b) * kv.block_stride, kv.row_bytes, (t1 - t0) * G, qconv + t0 * G * qf,
-           q_stride, scores + t0 * G * ctx + p0, static_cast<size_t>(ctx));
-    });
+  for (int64_t c0 = 0; c0 < max_ctx; c0 += span) {
+    const int64_t c1 = std::min(max_ctx, c0 + span);
+    for (int64_t p0 = c0; p0 < c1; p0 += bs) {
+      prefetch_at(KvPart::K, p0 + kPrefetchBlocks * bs);
+      prefetch_at(KvPart::V, p0);
+      for_runs(p0, false, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
+        dots(hd, nr, k_head + static_cast<size_t>(b) * kv.block_stride, kv.row_bytes, (t1 - t0) * G, qconv + t0 * G * qf,
+             q_stride, scores + t0 * G * span + (p0 - c0), static_cast<size_t>(span));
+      });
+    }
+    for (int64_t t = 0; t < n_tok; ++t) {
+      if (toks[t].n_ctx <= c0) continue;
+      const int64_t n = std::min(toks[t].n_ctx, c1) - c0;
+      for (int64_t g = 0; g < G; ++g) {
+        SoftmaxState& st = state[t * G + g];
+        const float c = k.softmax_step(scores + (t * G + g) * span, n, s.scale, &st.max, &st.sum);
+        if (c0 > 0) rescale(sum + (t * G + g) * hd, hd, c);
+      }
+    }
+    for (int64_t p0 = c0; p0 < c1; p0 += bs) {
+      for_runs(p0, true, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
+        mads(hd, nr, v_head + static_cast<size_t>(b) * kv.block_stride, kv.row_bytes, (t1 - t0) * G,
+             scores + t0 * G * span + (p0 - c0), static_cast<size_t>(span), sum + t0 * G * hd, static_cast<size_t>(hd));
+      });
+    }
   }
   for (int64_t t = 0; t < n_tok; ++t) {
     for (int64_t g = 0; g < G; ++g) {
-      float* sc = scores + (t * G + g) * ctx;
-      for (int64_t p = 0; p < toks[t].n_ctx; ++p) sc[p] *= s.scale;
-      k.softmax(sc, toks[t].n_ctx, kv.type == TensorType::F16);
+      finish(sum + (t * G + g) * hd, state[t * G + g].sum, toks[t].out + g * hd, hd);
     }
-  }
-  std::fill(sum, sum + n_tok * G * hd, 0.0f);
-  for (int64_t b = 0; b < kPrefetchBlocks; ++b) prefetch_at(KvPart::V, b * bs);  // V's first blocks, during softmax
-  for (int64_t p0 = 0; p0 < max_ctx; p0 += bs) {
-    prefetch_at(KvPart::V, p0 + kPrefetchBlocks * bs);
-    for_runs(p0, true, [&](int64_t t0, int64_t t1, int32_t b, int64_t nr) {
-      mads(hd, nr, v_head + static_cast<size_t>(b) * kv.block_stride, kv.row_bytes, (t1 - t0) * G, scores + t0 * G * ctx + p0,
-           static_cast<size_t>(ctx), sum + t0 * G * hd, static_cast<size_t>(hd));
-    });
-  }
-  if (n_tok > 1) {
-    for (int64_t t = 0; t < n_tok; ++t) std::copy(sum + t * G * hd, sum + (t + 1) * G * hd, toks[t].out);
   }
 }
 

@@ -1,8 +1,13 @@
 #pragma once
-// Causal attention of one token's query heads over a sequence's paged KV rows.
-// Scores use the kernel table's dot product for the KV type (the query is converted to that
-// type's vec_dot_type first, as the reference engine does: f16 for an f16 cache), softmax in
-// f32, and the weighted sum of V in f32 (probabilities rounded to f16 for an f16 cache).
+// Causal attention of one token's query heads over a sequence's paged KV rows, in one pass
+// with an online softmax: the positions are taken in spans of whole cache blocks (at least 64
+// positions, aligned to the span); per span the scores (the kernel table's dot product for the
+// KV type, the query converted to that type's vec_dot_type first, as the reference engine does:
+// f16 for an f16 cache), one softmax step (Kernels::softmax_step: the running maximum and
+// denominator, the sum so far rescaled when the maximum moves), and the weighted sum of the
+// span's V rows in f32; the sum is divided by the denominator at the end. Scratch does not grow
+// with the context, and each cache block's K and V rows are read close together. The spans
+// depend only on the block size, so a token's result does not depend on how it is batched.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -37,9 +42,9 @@ struct AttentionShape {
   float scale;  // usually 1/sqrt(head_dim)
 };
 
-// Scratch floats (and bytes) one call of attend_head, or of attend_group with up to
-// n_head / n_head_kv heads, needs for n_ctx positions.
-size_t attention_scratch_floats(const AttentionShape& s, int64_t n_ctx);
+// Scratch floats one call of attend_head, or of attend_group with up to n_head / n_head_kv
+// heads, needs for a cache of blocks of block_size positions (any context length).
+size_t attention_scratch_floats(const AttentionShape& s, int64_t block_size);
 
 // out[head][head_dim] for query head `head` of one token at position n_ctx - 1, attending over
 // positions [0, n_ctx). q is that head's [head_dim] f32 values.
@@ -63,9 +68,9 @@ struct AttnToken {
   const int32_t* block_table = nullptr;
 };
 
-// Scratch floats one attend_tokens call needs for up to n_tokens tokens of at most n_ctx
-// positions (at least attention_scratch_floats).
-size_t attention_tokens_scratch_floats(const AttentionShape& s, int64_t n_tokens, int64_t n_ctx);
+// Scratch floats one attend_tokens call needs for up to n_tokens tokens over a cache of blocks
+// of block_size positions (at least attention_scratch_floats).
+size_t attention_tokens_scratch_floats(const AttentionShape& s, int64_t n_tokens, int64_t block_size);
 
 // attend_group for several tokens at once (kv.block_table is ignored: each token brings its
 // own): a cache block is read and converted once for all the neighbouring tokens in `toks`

@@ -52,9 +52,12 @@ using DotRowsGroupFn = void (*)(int64_t n, int64_t n_rows, const void* rows, siz
 using MadRowsGroupFn = void (*)(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y, const float* w,
                                 size_t w_stride, float* y, size_t y_stride);
 
-// In-place softmax of n scores (max subtracted); with round_f16 each probability is then
-// rounded to the nearest f16 (an F16 cache's weighted sum multiplies them in f16).
-using SoftmaxFn = void (*)(float* x, int64_t n, bool round_f16);
+// One block of attention's online softmax over a head's scores (ops.h softmax_step is the
+// reference): x[i] *= scale, the running maximum *max (-infinity before the first block) raised
+// to the block's, x[i] = e^(x[i] - max), *sum = *sum * c + the block's sum; returns c =
+// e^(old max - new max), by which the caller rescales its weighted sum so far (0 for the first
+// block, exactly 1 when the maximum did not move). n >= 1.
+using SoftmaxStepFn = float (*)(float* x, int64_t n, float scale, float* max, float* sum);
 
 // out[i] = silu(gate[i]) * up[i], silu(a) = a / (1 + e^-a), for i in [0, n); out may be gate.
 using SiluMulFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
@@ -88,8 +91,8 @@ struct Kernels {
   // Set only beside dot_rows / mad_rows of the same type.
   std::array<DotRowsGroupFn, kTensorTypeCount> dot_rows_group{};
   std::array<MadRowsGroupFn, kTensorTypeCount> mad_rows_group{};
-  // Attention's softmax over one head's scores.
-  SoftmaxFn softmax = nullptr;
+  // Attention's online softmax, one block of a head's scores at a time.
+  SoftmaxStepFn softmax_step = nullptr;
   // The feed-forward block's activation (the scalar table's is kernels/ops.h silu_mul).
   SiluMulFn silu_mul = nullptr;
 };

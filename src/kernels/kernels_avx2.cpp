@@ -34,7 +34,7 @@ void fill_avx2_kernels(Kernels& k) {
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_avx2;
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_avx2;
 
-  k.softmax = softmax_avx2;
+  k.softmax_step = softmax_step_avx2;
   k.silu_mul = silu_mul_avx2;
   k.vec_mad[id(T::F32)] = f32_vec_mad_avx2;
   k.vec_mad[id(T::F16)] = f16_vec_mad_avx2;

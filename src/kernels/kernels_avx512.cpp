@@ -54,7 +54,7 @@ void fill_avx512_kernels(Kernels& k) {
   k.gemm_tile_x16[id(T::Q6_K)] = q6_k_gemm_tile_x16_avx512;
   k.gemv_x16[id(T::Q6_K)] = q6_k_gemv_x16_avx512;
 
-  k.softmax = softmax_avx512;
+  k.softmax_step = softmax_step_avx512;
   k.silu_mul = silu_mul_avx512;
   k.vec_mad[id(T::F32)] = f32_vec_mad_avx512;
   k.vec_mad[id(T::F16)] = f16_vec_mad_avx512;

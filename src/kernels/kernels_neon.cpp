@@ -32,7 +32,7 @@ void fill_neon_kernels(Kernels& k) {
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_neon;
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_neon;
 
-  k.softmax = softmax_neon;
+  k.softmax_step = softmax_step_neon;
   k.silu_mul = silu_mul_neon;
   k.vec_mad[id(T::F32)] = f32_vec_mad_neon;
   k.vec_mad[id(T::F16)] = f16_vec_mad_neon;

@@ -18,13 +18,6 @@ void f16_vec_mad_ref(int64_t n, float* y, const void* x, float w) {
   for (int64_t i = 0; i < n; ++i) y[i] += w * fp16_to_fp32(v[i]);
 }
 
-void softmax_ref(float* x, int64_t n, bool round_f16) {
-  softmax(x, n);
-  if (round_f16) {
-    for (int64_t i = 0; i < n; ++i) x[i] = fp16_to_fp32(fp32_to_fp16(x[i]));
-  }
-}
-
 }  // namespace
 
 void fill_scalar_kernels(Kernels& k) {
@@ -38,7 +31,7 @@ void fill_scalar_kernels(Kernels& k) {
   }
   k.vec_mad[static_cast<size_t>(TensorType::F32)] = f32_vec_mad_ref;
   k.vec_mad[static_cast<size_t>(TensorType::F16)] = f16_vec_mad_ref;
-  k.softmax = softmax_ref;
+  k.softmax_step = softmax_step;
   k.silu_mul = silu_mul;
 }
 

@@ -38,17 +38,23 @@ void rope(float* x, int64_t n_heads, int64_t pos, const RopeParams& p) {
   }
 }
 
-void softmax(float* x, int64_t n) {
-  float max = -INFINITY;
-  for (int64_t i = 0; i < n; ++i) max = x[i] > max ? x[i] : max;
-  double sum = 0.0;
+float softmax_step(float* x, int64_t n, float scale, float* max, float* sum) {
+  const float old = *max;
+  float m = old;
   for (int64_t i = 0; i < n; ++i) {
-    const float e = std::exp(x[i] - max);
-    x[i] = e;
-    sum += static_cast<double>(e);
+    x[i] *= scale;
+    m = x[i] > m ? x[i] : m;
   }
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+  double s = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const float e = std::exp(x[i] - m);
+    x[i] = e;
+    s += static_cast<double>(e);
+  }
+  const float c = old == -INFINITY ? 0.0f : m == old ? 1.0f : std::exp(old - m);
+  *sum = static_cast<float>(static_cast<double>(*sum) * c + s);
+  *max = m;
+  return c;
 }
 
 void silu_mul(const float* gate, const float* up, float* out, int64_t n) {

@@ -21,8 +21,12 @@ struct RopeParams {
 };
 void rope(float* x, int64_t n_heads, int64_t pos, const RopeParams& p);
 
-// In-place softmax of n values (max-subtracted, denominator accumulated in double).
-void softmax(float* x, int64_t n);
+// One block of an online softmax (the reference of Kernels::softmax_step): x[i] *= scale, the
+// running maximum *max (-infinity before the first block) raised to the block's, x[i] =
+// e^(x[i] - max), *sum = *sum * c + the block's sum (accumulated in double); returns c =
+// e^(old max - new max), the factor that rescales what was summed before (0 for the first block,
+// exactly 1 when the maximum did not move).
+float softmax_step(float* x, int64_t n, float scale, float* max, float* sum);
 
 // out[i] = silu(gate[i]) * up[i], silu(a) = a / (1 + e^-a).
 void silu_mul(const float* gate, const float* up, float* out, int64_t n);

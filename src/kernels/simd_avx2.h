@@ -96,8 +96,8 @@ static inline __m256i bits_to_bytes(uint32_t bits) {
 }
 
 }  // namespace avx2
-// attention's softmax (kernels/softmax_avx2.cpp)
-void softmax_avx2(float* x, int64_t n, bool round_f16);
+// attention's online-softmax step (kernels/softmax_avx2.cpp)
+float softmax_step_avx2(float* x, int64_t n, float scale, float* max, float* sum);
 // the feed-forward SiLU·mul (kernels/silu_avx2.cpp)
 void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n);
 // attention's y += w * x (kernels/vec_mad_avx2.cpp)

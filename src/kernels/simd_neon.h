@@ -81,8 +81,8 @@ static inline uint8x16_t bits16_to_bytes(uint32_t bits) {
 }
 
 }  // namespace neon
-// attention's softmax (kernels/softmax_neon.cpp)
-void softmax_neon(float* x, int64_t n, bool round_f16);
+// attention's online-softmax step (kernels/softmax_neon.cpp)
+float softmax_step_neon(float* x, int64_t n, float scale, float* max, float* sum);
 // the feed-forward SiLU·mul (kernels/silu_neon.cpp)
 void silu_mul_neon(const float* gate, const float* up, float* out, int64_t n);
 // attention's y += w * x (kernels/vec_mad_neon.cpp)

@@ -1,7 +1,8 @@
-// AVX-512 softmax for attention: vector max, e^(x - max) by range reduction to
-// [-ln2/2, ln2/2] and a degree-6 polynomial (within 2 ulp of expf), the denominator in 16 f32
-// lanes, and, for an F16 cache, the probabilities rounded to f16 with the hardware conversion
-// (round to nearest even, as fp32_to_fp16).
+// AVX-512 online-softmax step for attention (SoftmaxStepFn, kernels/kernels.h): the block's
+// scores scaled and their maximum taken in 16 lanes, e^(x - max) by range reduction to
+// [-ln2/2, ln2/2] and a degree-6 polynomial (exp_avx512.h, within 2 ulp of expf), the block's
+// sum in 16 f32 lanes. The correction of the earlier sums is computed only when the maximum
+// moved (it is then below 1; otherwise exactly 1).
 #include <immintrin.h>
 
 #include <cmath>
@@ -15,40 +16,41 @@ namespace {
 
 using avx512::exp_ps;
 
-inline __mmask16 tail_mask(int64_t left) { return static_cast<__mmask16>((1u << left) - 1); }
+inline __mmask16 mask_at(int64_t i, int64_t n) {
+  return n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+}
 
 }  // namespace
 
-void softmax_avx512(float* x, int64_t n, bool round_f16) {
-  if (n <= 0) return;
+float softmax_step_avx512(float* x, int64_t n, float scale, float* max, float* sum) {
+  if (n <= 0) return 1.0f;
+  const __m512 sc = _mm512_set1_ps(scale);
   __m512 mx = _mm512_set1_ps(-INFINITY);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) mx = _mm512_max_ps(mx, _mm512_loadu_ps(x + i));
-  if (i < n) mx = _mm512_mask_max_ps(mx, tail_mask(n - i), mx, _mm512_maskz_loadu_ps(tail_mask(n - i), x + i));
-  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
-  __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-  i = 0;
-  for (; i + 32 <= n; i += 32) {
-    const __m512 e0 = exp_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i), m));
-    const __m512 e1 = exp_ps(_mm512_sub_ps(_mm512_loadu_ps(x + i + 16), m));
-    _mm512_storeu_ps(x + i, e0);
-    _mm512_storeu_ps(x + i + 16, e1);
-    s0 = _mm512_add_ps(s0, e0);
-    s1 = _mm512_add_ps(s1, e1);
-  }
-  for (; i < n; i += 16) {
-    const __mmask16 k = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : tail_mask(n - i);
-    const __m512 e = _mm512_maskz_mov_ps(k, exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), m)));
-    _mm512_mask_storeu_ps(x + i, k, e);
-    s0 = _mm512_add_ps(s0, e);
-  }
-  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(_mm512_add_ps(s0, s1)));
-  for (i = 0; i < n; i += 16) {
-    const __mmask16 k = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : tail_mask(n - i);
-    __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), inv);
-    if (round_f16) v = _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = mask_at(i, n);
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, x + i), sc);
     _mm512_mask_storeu_ps(x + i, k, v);
+    mx = _mm512_mask_max_ps(mx, k, mx, v);
   }
+  const float old = *max, block_max = _mm512_reduce_max_ps(mx);
+  const float m = block_max > old ? block_max : old;
+  const __m512 mv = _mm512_set1_ps(m);
+  __m512 s = _mm512_setzero_ps();
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = mask_at(i, n);
+    const __m512 e = _mm512_maskz_mov_ps(k, exp_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), mv)));
+    _mm512_mask_storeu_ps(x + i, k, e);
+    s = _mm512_add_ps(s, e);
+  }
+  float c = 1.0f;
+  if (old == -INFINITY) {
+    c = 0.0f;
+  } else if (m != old) {
+    c = _mm512_cvtss_f32(exp_ps(_mm512_set1_ps(old - m)));
+  }
+  *sum = *sum * c + _mm512_reduce_add_ps(s);
+  *max = m;
+  return c;
 }
 
 }  // namespace edgeinfer

@@ -40,11 +40,11 @@ constexpr size_t kAttnScratchBytes = size_t{4} << 20;
 ForwardPass::ForwardPass(const Model& model, const Kernels& kernels, ThreadPool& pool)
     : model_(model), kernels_(kernels), pool_(pool) {}
 
-int64_t ForwardPass::attention_tokens(int64_t max_ctx) const {
+int64_t ForwardPass::attention_tokens(int64_t block_size) const {
   const ModelConfig& c = model_.config();
   const AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 0.0f};
   int64_t t = kAttnTokens;
-  while (t > 1 && attention_tokens_scratch_floats(shape, t, max_ctx) * sizeof(float) > kAttnScratchBytes) t /= 2;
+  while (t > 1 && attention_tokens_scratch_floats(shape, t, block_size) * sizeof(float) > kAttnScratchBytes) t /= 2;
   return t;
 }
 
@@ -86,7 +86,7 @@ void ForwardPass::plan_attention(std::span<const SeqBatch> seqs, int64_t max_tok
   });
 }
 
-void ForwardPass::reserve(int64_t n, int64_t max_ctx, int64_t attn_tokens) {
+void ForwardPass::reserve(int64_t n, int64_t block_size, int64_t attn_tokens) {
   const ModelConfig& c = model_.config();
   grow(x_, n * c.n_embd);
   grow(xb_, n * std::max(c.n_embd, c.q_dim()));
@@ -97,7 +97,7 @@ void ForwardPass::reserve(int64_t n, int64_t max_ctx, int64_t attn_tokens) {
   grow(gate_, n * c.n_ff);
   grow(up_, n * c.n_ff);
   AttentionShape shape{c.n_head, c.n_head_kv, c.head_dim, 0.0f};
-  attn_scratch_per_thread_ = attention_tokens_scratch_floats(shape, attn_tokens, max_ctx);
+  attn_scratch_per_thread_ = attention_tokens_scratch_floats(shape, attn_tokens, block_size);
   grow(attn_scratch_, attn_scratch_per_thread_ * pool_.size());
 }
 
@@ -111,7 +111,7 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
     throw Error("forward: KV cache shape does not match the model");
   }
   // Flatten the batch: sequence and position of every token; rows that want logits.
-  int64_t n = 0, max_ctx = 1;
+  int64_t n = 0;
   tok_seq_.clear();
   tok_pos_.clear();
   out_rows_.clear();
@@ -144,14 +144,13 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
       }
     }
     n += len;
-    max_ctx = std::max(max_ctx, end);
   }
   n_out_rows_ = static_cast<int64_t>(out_rows_.size());
   attention_seconds_ = 0;
   attended_positions_ = 0;
   if (n == 0) return logits_.data();
-  const int64_t attn_tokens = attention_tokens(max_ctx);
-  reserve(n, max_ctx, attn_tokens);
+  const int64_t attn_tokens = attention_tokens(kv.block_size());
+  reserve(n, kv.block_size(), attn_tokens);
   plan_attention(seqs, attn_tokens);
   for (int64_t t = 0; t < n; ++t) attended_positions_ += tok_pos_[t] + 1;
 

@@ -57,9 +57,9 @@ class ForwardPass {
 
  private:
   // Per-token buffers for n_tokens, attention scratch for tasks of attn_tokens tokens.
-  void reserve(int64_t n_tokens, int64_t max_ctx, int64_t attn_tokens);
-  // Tokens one attention task takes at most, given the batch's longest context (its scratch).
-  int64_t attention_tokens(int64_t max_ctx) const;
+  void reserve(int64_t n_tokens, int64_t block_size, int64_t attn_tokens);
+  // Tokens one attention task takes at most, given the cache's block size (its scratch).
+  int64_t attention_tokens(int64_t block_size) const;
   // Groups the batch's tokens into attention clusters (attn_tokens_, attn_clusters_).
   void plan_attention(std::span<const SeqBatch> seqs, int64_t max_tokens);
 

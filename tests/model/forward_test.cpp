@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include "engine/sequence_runner.h"
 #include "kernels/kernels.h"
@@ -135,13 +136,22 @@ TEST(Forward, IncrementalDecodingMatchesBatch) {
   EXPECT_LE(rel_rms(inc.data(), batch.data(), batch.size()), 1e-5);
 }
 
+// The scalar reference path end to end against the selected SIMD path. Where activations are
+// quantized (Q8_0 weights), a last-bit difference anywhere (an f16 dot summed in double by the
+// reference, in f32 lanes by SIMD) can move a value across a rounding step of the int8
+// activations, and a few such flips move the logits ~1e-2 (as an F16 instead of an F32 cache
+// does on this model): the Q8_0 model is compared with an F32 cache, where the two paths round
+// alike (measured 7e-8), and an F16 cache is compared on the F32 model (measured 2e-5).
 TEST(Forward, ScalarPathMatchesSelectedPath) {
-  auto model = Model::load(data_path("models/synth-llama-q8_0.gguf"));
-  nlohmann::json j = read_json(data_path("ref/synth-llama-q8_0.json"));
-  const auto tokens = j["tokens"].get<std::vector<int32_t>>();
-  std::vector<float> best = batch_logits(*model, tokens, TensorType::F16);
-  std::vector<float> scalar = batch_logits(*model, tokens, TensorType::F16, Isa::Scalar);
-  EXPECT_LE(rel_rms(best.data(), scalar.data(), best.size()), 1e-3);
+  for (auto [name, kv, budget] : {std::tuple{"synth-llama-q8_0", TensorType::F32, 1e-5},
+                                  std::tuple{"synth-llama-f32", TensorType::F16, 1e-4}}) {
+    auto model = Model::load(data_path(std::string("models/") + name + ".gguf"));
+    nlohmann::json j = read_json(data_path(std::string("ref/") + name + ".json"));
+    const auto tokens = j["tokens"].get<std::vector<int32_t>>();
+    std::vector<float> best = batch_logits(*model, tokens, kv);
+    std::vector<float> scalar = batch_logits(*model, tokens, kv, Isa::Scalar);
+    EXPECT_LE(rel_rms(best.data(), scalar.data(), best.size()), budget) << name;
+  }
 }
 
 }  // namespace
