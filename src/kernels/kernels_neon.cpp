@@ -30,6 +30,9 @@ void fill_neon_kernels(Kernels& k) {
   k.vec_dot[id(T::Q6_K)] = q6_k_vec_dot_neon;
 
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_neon;
+  k.gemm_tile[id(T::Q4_1)] = q4_1_gemm_tile_neon;
+  k.gemm_tile[id(T::Q5_0)] = q5_0_gemm_tile_neon;
+  k.gemm_tile[id(T::Q5_1)] = q5_1_gemm_tile_neon;
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_neon;
 
   k.softmax = softmax_neon;
