@@ -34,6 +34,11 @@ void fill_neon_kernels(Kernels& k) {
   k.gemm_tile[id(T::Q5_0)] = q5_0_gemm_tile_neon;
   k.gemm_tile[id(T::Q5_1)] = q5_1_gemm_tile_neon;
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_neon;
+  k.gemm_tile[id(T::Q2_K)] = q2_k_gemm_tile_neon;
+  k.gemm_tile[id(T::Q3_K)] = q3_k_gemm_tile_neon;
+  k.gemm_tile[id(T::Q4_K)] = q4_k_gemm_tile_neon;
+  k.gemm_tile[id(T::Q5_K)] = q5_k_gemm_tile_neon;
+  k.gemm_tile[id(T::Q6_K)] = q6_k_gemm_tile_neon;
 
   k.softmax = softmax_neon;
   k.silu_mul = silu_mul_neon;

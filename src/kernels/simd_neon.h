@@ -49,6 +49,17 @@ void q5_1_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* 
                          size_t x_stride, float* y, size_t y_stride);
 void q8_0_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);
+// gemm_k_neon.cpp: K-quants against Q8_K.
+void q2_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q3_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q4_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q5_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q6_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
 
 namespace neon {
 
