@@ -29,6 +29,9 @@ void fill_neon_kernels(Kernels& k) {
   k.vec_dot[id(T::Q5_K)] = q5_k_vec_dot_neon;
   k.vec_dot[id(T::Q6_K)] = q6_k_vec_dot_neon;
 
+  k.gemm_tile[id(T::F32)] = f32_gemm_tile_neon;
+  k.gemm_tile[id(T::F16)] = f16_gemm_tile_neon;
+  k.gemm_tile[id(T::BF16)] = bf16_gemm_tile_neon;
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_neon;
   k.gemm_tile[id(T::Q4_1)] = q4_1_gemm_tile_neon;
   k.gemm_tile[id(T::Q5_0)] = q5_0_gemm_tile_neon;

@@ -60,6 +60,13 @@ void q5_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* 
                          size_t x_stride, float* y, size_t y_stride);
 void q6_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);
+// gemm_float_neon.cpp: F32, F16, BF16.
+void f32_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                        size_t x_stride, float* y, size_t y_stride);
+void f16_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                        size_t x_stride, float* y, size_t y_stride);
+void bf16_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
 
 namespace neon {
 
