@@ -29,8 +29,19 @@ void fill_neon_kernels(Kernels& k) {
   k.vec_dot[id(T::Q5_K)] = q5_k_vec_dot_neon;
   k.vec_dot[id(T::Q6_K)] = q6_k_vec_dot_neon;
 
+  k.gemm_tile[id(T::F32)] = f32_gemm_tile_neon;
+  k.gemm_tile[id(T::F16)] = f16_gemm_tile_neon;
+  k.gemm_tile[id(T::BF16)] = bf16_gemm_tile_neon;
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_neon;
+  k.gemm_tile[id(T::Q4_1)] = q4_1_gemm_tile_neon;
+  k.gemm_tile[id(T::Q5_0)] = q5_0_gemm_tile_neon;
+  k.gemm_tile[id(T::Q5_1)] = q5_1_gemm_tile_neon;
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_neon;
+  k.gemm_tile[id(T::Q2_K)] = q2_k_gemm_tile_neon;
+  k.gemm_tile[id(T::Q3_K)] = q3_k_gemm_tile_neon;
+  k.gemm_tile[id(T::Q4_K)] = q4_k_gemm_tile_neon;
+  k.gemm_tile[id(T::Q5_K)] = q5_k_gemm_tile_neon;
+  k.gemm_tile[id(T::Q6_K)] = q6_k_gemm_tile_neon;
 
   k.softmax_step = softmax_step_neon;
   k.silu_mul = silu_mul_neon;

@@ -38,10 +38,34 @@ void q3_k_vec_dot_neon(int64_t n, float* s, const void* x, const void* y);
 void q4_k_vec_dot_neon(int64_t n, float* s, const void* x, const void* y);
 void q5_k_vec_dot_neon(int64_t n, float* s, const void* x, const void* y);
 void q6_k_vec_dot_neon(int64_t n, float* s, const void* x, const void* y);
-// gemm_q_neon.cpp: prefill tiles (GemmTileFn).
+// Prefill tiles (GemmTileFn). gemm_q_neon.cpp: the 32-wide types.
 void q4_0_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);
+void q4_1_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q5_0_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q5_1_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
 void q8_0_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+// gemm_k_neon.cpp: K-quants against Q8_K.
+void q2_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q3_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q4_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q5_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q6_k_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+// gemm_float_neon.cpp: F32, F16, BF16.
+void f32_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                        size_t x_stride, float* y, size_t y_stride);
+void f16_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                        size_t x_stride, float* y, size_t y_stride);
+void bf16_gemm_tile_neon(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);
 
 namespace neon {
