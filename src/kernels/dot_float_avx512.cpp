@@ -1,6 +1,6 @@
-// AVX-512 dot products of the float types: F32 and F16 (converted with vcvtph2ps, accumulated
-// in F32), BF16 with vdpbf16ps (pairwise products summed in F32). Four independent accumulators
-// hide the FMA latency; row tails use masked loads.
+// AVX-512 dot products of the float types F32 and F16 (converted with vcvtph2ps, accumulated
+// in F32; BF16's is in bf16_avx512bf16.cpp). Four independent accumulators hide the FMA
+// latency; row tails use masked loads.
 #include "kernels/simd_avx512.h"
 
 namespace edgeinfer {
@@ -44,26 +44,6 @@ void f16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {
     const __m512 va = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, a + i));
     const __m512 vb = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, b + i));
     acc1 = _mm512_fmadd_ps(va, vb, acc1);
-  }
-  *s = hsum(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
-}
-
-void bf16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {
-  const uint16_t* a = static_cast<const uint16_t*>(x);
-  const uint16_t* b = static_cast<const uint16_t*>(y);
-  auto ld = [](const uint16_t* p) { return (__m512bh)_mm512_loadu_si512(p); };
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
-  int64_t i = 0;
-  for (; i + 128 <= n; i += 128) {
-    acc0 = _mm512_dpbf16_ps(acc0, ld(a + i), ld(b + i));
-    acc1 = _mm512_dpbf16_ps(acc1, ld(a + i + 32), ld(b + i + 32));
-    acc2 = _mm512_dpbf16_ps(acc2, ld(a + i + 64), ld(b + i + 64));
-    acc3 = _mm512_dpbf16_ps(acc3, ld(a + i + 96), ld(b + i + 96));
-  }
-  for (; i + 32 <= n; i += 32) acc0 = _mm512_dpbf16_ps(acc0, ld(a + i), ld(b + i));
-  if (i < n) {
-    const __mmask32 m = static_cast<__mmask32>((1ull << (n - i)) - 1);
-    acc1 = _mm512_dpbf16_ps(acc1, (__m512bh)_mm512_maskz_loadu_epi16(m, a + i), (__m512bh)_mm512_maskz_loadu_epi16(m, b + i));
   }
   *s = hsum(_mm512_add_ps(_mm512_add_ps(acc0, acc1), _mm512_add_ps(acc2, acc3)));
 }

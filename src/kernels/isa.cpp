@@ -21,6 +21,7 @@ namespace {
 struct X86Features {
   bool avx2 = false;
   bool avx512 = false;
+  bool avx512_bf16 = false;
 };
 
 uint64_t read_xcr0() {
@@ -46,7 +47,8 @@ X86Features detect_x86() {
   bool bf16 = false;
   if (__get_cpuid_count(7, 1, &a, &b, &c, &d)) bf16 = a & (1u << 5);
   f.avx2 = os_ymm && avx2 && fma && f16c && bmi2;
-  f.avx512 = f.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl && vnni && bf16;
+  f.avx512 = f.avx2 && os_zmm && avx512f && avx512dq && avx512bw && avx512vl && vnni;
+  f.avx512_bf16 = f.avx512 && bf16;
   return f;
 }
 #endif
@@ -105,6 +107,15 @@ std::vector<Isa> supported_isas() {
 }
 
 Isa best_isa() { return supported_isas().back(); }
+
+bool avx512_has_bf16() {
+#if defined(EDGEINFER_ARCH_X86)
+  static const X86Features f = detect_x86();
+  return f.avx512_bf16;
+#else
+  return false;
+#endif
+}
 
 Isa select_isa() {
   const char* env = std::getenv("EDGEINFER_ISA");

@@ -20,5 +20,8 @@ std::vector<Isa> supported_isas();
 Isa best_isa();
 // EDGEINFER_ISA if set (throws Error when unknown or unsupported here), else best_isa().
 Isa select_isa();
+// Whether the AVX-512 path may use AVX512_BF16 (vdpbf16ps) for BF16 weights. The path itself
+// needs AVX512 F/BW/VL/DQ and VNNI; without BF16 it keeps the AVX2 BF16 kernels.
+bool avx512_has_bf16();
 
 }  // namespace edgeinfer

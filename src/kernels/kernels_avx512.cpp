@@ -17,7 +17,6 @@ void fill_avx512_kernels(Kernels& k) {
 
   k.vec_dot[id(T::F32)] = f32_vec_dot_avx512;
   k.vec_dot[id(T::F16)] = f16_vec_dot_avx512;
-  k.vec_dot[id(T::BF16)] = bf16_vec_dot_avx512;
   k.vec_dot[id(T::Q4_0)] = q4_0_vec_dot_avx512;
   k.vec_dot[id(T::Q4_1)] = q4_1_vec_dot_avx512;
   k.vec_dot[id(T::Q5_0)] = q5_0_vec_dot_avx512;
@@ -33,7 +32,6 @@ void fill_avx512_kernels(Kernels& k) {
 
   k.gemm_tile[id(T::F32)] = f32_gemm_tile_avx512;
   k.gemm_tile[id(T::F16)] = f16_gemm_tile_avx512;
-  k.gemm_tile[id(T::BF16)] = bf16_gemm_tile_avx512;
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_avx512;
   k.gemm_tile[id(T::Q4_1)] = q4_1_gemm_tile_avx512;
   k.gemm_tile[id(T::Q5_0)] = q5_0_gemm_tile_avx512;
@@ -62,6 +60,13 @@ void fill_avx512_kernels(Kernels& k) {
   k.mad_rows[id(T::F16)] = f16_mad_rows_avx512;
   k.dot_rows_group[id(T::F16)] = f16_dot_rows_group_avx512;
   k.mad_rows_group[id(T::F16)] = f16_mad_rows_group_avx512;
+
+  // BF16 weights with vdpbf16ps where the CPU has AVX512_BF16 (bf16_avx512bf16.cpp); without it
+  // the AVX2 BF16 kernels stay.
+  if (avx512_has_bf16()) {
+    k.vec_dot[id(T::BF16)] = bf16_vec_dot_avx512;
+    k.gemm_tile[id(T::BF16)] = bf16_gemm_tile_avx512;
+  }
 }
 
 }  // namespace edgeinfer

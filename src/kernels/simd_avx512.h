@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the AVX-512 path: include only from *_avx512.cpp files (compiled with the
-// AVX-512 F/BW/VL/DQ/VNNI/BF16 flags). Helpers are `static inline` so that no out-of-line copy
+// AVX-512 F/BW/VL/DQ/VNNI flags) and *_avx512bf16.cpp (+ BF16). Helpers are `static inline` so that no out-of-line copy
 // built with these flags can be picked by the linker for code that must run on any x86-64;
 // for the same reason these files avoid std:: numeric templates (std::min, std::max, ...).
 #include <immintrin.h>
@@ -29,7 +29,6 @@ void q8_k_from_float_avx512(const float* src, void* dst, int64_t n);
 // dot_float_avx512.cpp
 void f32_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void f16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
-void bf16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 // dot_q_avx512.cpp: the 32-wide types.
 void q4_0_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void q4_1_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
@@ -72,6 +71,8 @@ void f16_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void*
                           const void* x, size_t x_stride, float* y, size_t y_stride);
 void f32_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                           const void* x, size_t x_stride, float* y, size_t y_stride);
+// bf16_avx512bf16.cpp (AVX512_BF16: installed only where the CPU has it)
+void bf16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void bf16_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                            const void* x, size_t x_stride, float* y, size_t y_stride);
 
