@@ -33,6 +33,11 @@ void fill_avx2_kernels(Kernels& k) {
   k.gemm_tile[id(T::BF16)] = bf16_gemm_tile_avx2;
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_avx2;
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q2_K)] = q2_k_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q3_K)] = q3_k_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q4_K)] = q4_k_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q5_K)] = q5_k_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q6_K)] = q6_k_gemm_tile_avx2;
 
   k.softmax = softmax_avx2;
   k.silu_mul = silu_mul_avx2;
