@@ -32,6 +32,9 @@ void fill_avx2_kernels(Kernels& k) {
   k.gemm_tile[id(T::F16)] = f16_gemm_tile_avx2;
   k.gemm_tile[id(T::BF16)] = bf16_gemm_tile_avx2;
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q4_1)] = q4_1_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q5_0)] = q5_0_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q5_1)] = q5_1_gemm_tile_avx2;
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_avx2;
   k.gemm_tile[id(T::Q2_K)] = q2_k_gemm_tile_avx2;
   k.gemm_tile[id(T::Q3_K)] = q3_k_gemm_tile_avx2;
