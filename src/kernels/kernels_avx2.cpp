@@ -32,7 +32,15 @@ void fill_avx2_kernels(Kernels& k) {
   k.gemm_tile[id(T::F16)] = f16_gemm_tile_avx2;
   k.gemm_tile[id(T::BF16)] = bf16_gemm_tile_avx2;
   k.gemm_tile[id(T::Q4_0)] = q4_0_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q4_1)] = q4_1_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q5_0)] = q5_0_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q5_1)] = q5_1_gemm_tile_avx2;
   k.gemm_tile[id(T::Q8_0)] = q8_0_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q2_K)] = q2_k_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q3_K)] = q3_k_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q4_K)] = q4_k_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q5_K)] = q5_k_gemm_tile_avx2;
+  k.gemm_tile[id(T::Q6_K)] = q6_k_gemm_tile_avx2;
 
   k.softmax_step = softmax_step_avx2;
   k.silu_mul = silu_mul_avx2;

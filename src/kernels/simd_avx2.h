@@ -37,16 +37,33 @@ void q3_k_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y);
 void q4_k_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y);
 void q5_k_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y);
 void q6_k_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y);
-// gemm_q_avx2.cpp, gemm_float_avx2.cpp: prefill tiles (GemmTileFn).
+// gemm_q_avx2.cpp (the 32-wide quant types), gemm_float_avx2.cpp: prefill tiles (GemmTileFn).
 void q4_0_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);
 void q8_0_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q4_1_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q5_0_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q5_1_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);
 void f16_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                         size_t x_stride, float* y, size_t y_stride);
 void f32_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                         size_t x_stride, float* y, size_t y_stride);
 void bf16_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+// gemm_k_avx2.cpp: prefill tiles of the K-quants (Q8_K activations).
+void q2_k_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q3_k_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q4_k_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q5_k_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
+                         size_t x_stride, float* y, size_t y_stride);
+void q6_k_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);
 
 namespace avx2 {
@@ -93,6 +110,30 @@ static inline __m256i bits_to_bytes(uint32_t bits) {
       _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
   const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
   return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+}
+
+// 8 rows x 16 bytes at rows[r] + off -> t[d] lane r = dword d of row r (the prefill tiles'
+// layout: one weight row per int32 lane).
+static inline void transpose8x4(const uint8_t* const* rows, size_t off, __m256i t[4]) {
+  __m256i z[4];
+  for (int g = 0; g < 4; ++g) {
+    z[g] = _mm256_inserti128_si256(_mm256_castsi128_si256(loadu128(rows[g] + off)), loadu128(rows[g + 4] + off), 1);
+  }
+  // Within each 128-bit lane L, z[g] holds row g + 4L: a 4x4 dword transpose per lane leaves
+  // dword d of rows 0..7 in order in t[d].
+  const __m256i a0 = _mm256_unpacklo_epi32(z[0], z[1]), a1 = _mm256_unpackhi_epi32(z[0], z[1]);
+  const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
+  t[0] = _mm256_unpacklo_epi64(a0, a2);
+  t[1] = _mm256_unpackhi_epi64(a0, a2);
+  t[2] = _mm256_unpacklo_epi64(a1, a3);
+  t[3] = _mm256_unpackhi_epi64(a1, a3);
+}
+
+// The f16 fields at rows[r] + off of 8 rows as 8 floats.
+static inline __m256 gather_f16x8(const uint8_t* const* rows, size_t off) {
+  alignas(16) uint16_t h[8];
+  for (int r = 0; r < 8; ++r) std::memcpy(&h[r], rows[r] + off, 2);
+  return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h)));
 }
 
 }  // namespace avx2
