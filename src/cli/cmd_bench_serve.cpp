@@ -179,6 +179,9 @@ void add_bench_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("--completions", z.n_completions, "completion: requests")->capture_default_str();
   sub->add_option("--completion-tokens", z.completion_tokens, "completion: tokens per completion")->capture_default_str();
   sub->add_option("--edit-file-tokens", z.edit_file_tokens, "edit: file to rewrite")->capture_default_str();
+  sub->add_option("--edit-changes", z.edit_changes, "edit: small changes between the file and its rewrite")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   r.add(sub, [o] { return bench_serve(*o); });
 }
 

@@ -17,12 +17,17 @@
 //               replaced). With FIM tokens in the vocabulary the prompt is
 //               [SUF] suffix [PRE] prefix [MID] (suffix first: it does not change as the user
 //               types, so it stays cached); otherwise the prefix alone.
-//   edit        a file of edit_file_tokens inside an instruction to rewrite it; the rewrite
-//               (edit_file_tokens + 16 tokens) is generated three times on a warm prompt: without
-//               speculation, with prompt lookup (+ the file as predicted output), and with the
-//               first run's output as predicted output (every draft right: the engine's
-//               speculation speedup when the model does copy, as a real model rewriting a file
-//               does). Outputs must be identical.
+//   edit        a file of edit_file_tokens inside an instruction to rewrite it. A random-weight
+//               model does not copy its input, so the roles are set up from its own output: the
+//               rewrite (edit_file_tokens + 16 tokens, greedy, no speculation) is generated once;
+//               the "original file" the client sends as its predicted output is that rewrite with
+//               edit_changes small changes undone (1-2 tokens replaced, 1-3 inserted or 1-2
+//               removed, at spread-out places), which is what a real model's rewrite of a file with
+//               a few small changes looks like to the drafting. The rewrite is then generated again
+//               with speculation (prompt lookup and the predicted file); the output must be
+//               identical. Two more runs are reported: the predicted file unrelated to the output
+//               (every draft wrong: what speculation costs when it fails) and the output itself as
+//               the prediction (every draft right: the ceiling).
 //
 // Figures (the workload proper; target checks run their own requests):
 //   TTFT      submission -> first token, per request, as the client sees it.
@@ -57,6 +62,7 @@ struct ServeBenchOptions {
   int32_t completion_tokens = 16;
   // edit
   int32_t edit_file_tokens = 500;
+  int32_t edit_changes = 5;
 
   // Progress lines (phase names, request counts); may be empty.
   std::function<void(const std::string&)> log;

@@ -1,9 +1,11 @@
 // The serving engine on real models (stories260K and the synthetic models): concurrent greedy
 // requests give exactly the tokens each gives alone — with and without prefix-cache hits, with
 // F32/F16/Q8_0 KV, with speculation, under preemption — plus stop strings, length limits,
-// logprobs, text deltas, request validation and prefix-cache persistence across restarts.
+// logprobs, text deltas, request validation and prefix-cache persistence across restarts; and
+// bench-serve's three workloads, small, end to end.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "engine/serve_bench.h"
 #include "engine/sequence_runner.h"
 #include "kernels/kernels.h"
 #include "model/model.h"
@@ -637,6 +640,40 @@ TEST(EngineRealModel, CorruptOrForeignCacheFilesAreIgnored) {
   const PersistRun ok = run_with_cache_dir(L, dir.path, prompt);
   EXPECT_GT(ok.n_loaded, 0);
   EXPECT_GT(ok.result.final_event.timings.n_cached, 0);
+}
+
+// bench-serve's workloads at small sizes on the trained model: every request served, the figures
+// and target ratios finite, and in the edit workload the rewrite identical with and without
+// speculation, most drafts taken from the predicted file that differs from it by a few changes.
+TEST(ServeBenchRealModel, WorkloadsRunEndToEnd) {
+  Loaded L = load("stories260K.gguf");
+  ServeBenchOptions o;
+  o.engine.n_threads = 2;
+  o.n_clients = 3;
+  o.system_tokens = 48;
+  o.turn_tokens = 8;
+  o.answer_tokens = 8;
+  o.rounds = 2;
+  o.file_tokens = 160;
+  o.n_completions = 4;
+  o.completion_tokens = 4;
+  o.edit_file_tokens = 160;
+  o.edit_changes = 3;
+  for (const char* w : {"agent", "completion", "edit"}) {
+    o.workload = w;
+    const ServeBenchReport r = run_serve_bench(*L.model, L.tok, o);
+    EXPECT_GT(r.n_requests, 0) << w;
+    EXPECT_GT(r.n_generated, 0) << w;
+    EXPECT_FALSE(r.targets.empty()) << w;
+    for (const TargetCheck& t : r.targets) EXPECT_TRUE(std::isfinite(t.value)) << w << ": " << t.name;
+    EXPECT_FALSE(format_serve_bench(r).empty());
+  }
+  o.workload = "edit";
+  const ServeBenchReport e = run_serve_bench(*L.model, L.tok, o);
+  EXPECT_EQ(e.n_requests, 4);
+  for (const std::string& line : e.lines) EXPECT_EQ(line.find("DIFFERENT"), std::string::npos) << line;
+  for (const TargetCheck& t : e.targets) EXPECT_EQ(t.name.find("identical"), std::string::npos) << t.detail;
+  EXPECT_GT(e.n_accepted, e.n_drafted / 2);
 }
 
 }  // namespace
