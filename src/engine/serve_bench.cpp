@@ -269,6 +269,12 @@ void run_agent(const Model& model, const Tokenizer& tok, const ServeBenchOptions
 
   RecPtr alone;
   if (o.targets) {
+    // A warm-up of the same size first (its own tokens, salted: nothing of it is reused), so that
+    // the reference below pays no first-request costs (the KV pool's first page faults, the
+    // threads' start): the cold references are denominators of three targets.
+    log(o, "agent: warm-up request");
+    TokenSource warm(tok, o.seed ^ 0x5EEDu);
+    drv.wait(drv.submit(greedy(warm.draw(static_cast<int64_t>(ref_prompt.size())), A, kColdSalt - 1)));
     log(o, "agent: one request alone, cold (" + std::to_string(ref_prompt.size()) + " prompt tokens)");
     alone = drv.submit(greedy(ref_prompt, A, kColdSalt));
     drv.wait(alone);
