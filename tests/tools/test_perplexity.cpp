@@ -1,13 +1,14 @@
 // Perplexity of stories260K on text/stories-ppl.txt against llama-perplexity's figures
 // (ref/stories260K.json "perplexity"): chunk count, predictions scored, final PPL, its ± and the
 // running PPL after every chunk.
-// Budget: 5e-4 absolute on each PPL figure, i.e. the same figure to 4 significant digits (half a
-// unit of the 4th digit for PPL in [1, 10)). The chunking is exact; what remains is the forward
-// pass with an F16 KV cache: llama.cpp rounds the normalized softmax weights to F16 before
-// multiplying the F16 V rows, which a one-pass online softmax cannot reproduce (the normalizer is
-// known only after the last row), so edgeinfer keeps the weights in f32. That moves the figures by
-// up to 3.7e-4 (chunk 3 of -c 64); llama.cpp's own F16 rounding moves a logit ~1e-4 relative
-// (its batch-vs-incremental spread on this model, incremental_vs_batch_rms_diff 1.0e-4).
+// Budget: 2e-4 relative on each figure (PPL and ±), i.e. the same figure to 4 significant digits
+// up to a rounding step. The chunking is exact; what remains is the forward pass with an F16 KV
+// cache: llama.cpp rounds the normalized softmax weights to F16 before multiplying the F16 V rows,
+// which a one-pass online softmax cannot reproduce (the normalizer is known only after the last
+// row), so edgeinfer keeps the weights in f32 — a difference of the size of llama.cpp's own F16
+// rounding effect on this model's logits (its batch-vs-incremental spread,
+// incremental_vs_batch_rms_diff 1.0e-4). Measured: PPL figures up to 1.3e-4 relative (chunk 3 of
+// -c 64: 2.87153 vs 2.8719), the ± up to 9e-5 (-c 128: 0.33101 vs 0.33098).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,14 +61,15 @@ void check_ctx(const PplCase& c, int64_t n_ctx, const nlohmann::json& ref) {
               ref["ppl"].get<double>(), ref["ppl_plus_minus"].get<double>());
   EXPECT_EQ(r.n_chunks, ref["n_chunks"].get<int64_t>());
   EXPECT_EQ(r.n_scored, r.n_chunks * (n_ctx / 2 - 1));
-  constexpr double kBudget = 5e-4;
-  EXPECT_NEAR(r.ppl, ref["ppl"].get<double>(), kBudget);
-  EXPECT_NEAR(r.ppl_err, ref["ppl_plus_minus"].get<double>(), 5e-5);
+  constexpr double kRelBudget = 2e-4;
+  auto budget = [](double ref_value) { return kRelBudget * ref_value; };
+  EXPECT_NEAR(r.ppl, ref["ppl"].get<double>(), budget(ref["ppl"].get<double>()));
+  EXPECT_NEAR(r.ppl_err, ref["ppl_plus_minus"].get<double>(), budget(ref["ppl_plus_minus"].get<double>()));
   const auto running = ref["running_ppl_per_chunk"].get<std::vector<double>>();
   ASSERT_EQ(r.running_ppl.size(), running.size());
   int same_4_digits = round_to(r.ppl, 4) == ref["ppl"].get<double>() ? 1 : 0;
   for (size_t i = 0; i < running.size(); ++i) {
-    EXPECT_NEAR(r.running_ppl[i], running[i], kBudget) << "chunk " << i + 1;
+    EXPECT_NEAR(r.running_ppl[i], running[i], budget(running[i])) << "chunk " << i + 1;
     if (round_to(r.running_ppl[i], 4) == running[i]) ++same_4_digits;
     std::printf("  [%zu] %.6f (reference %.4f)\n", i + 1, r.running_ppl[i], running[i]);
   }
