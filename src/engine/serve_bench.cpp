@@ -564,9 +564,16 @@ void run_edit(const Model& model, const Tokenizer& tok, const ServeBenchOptions&
   fill_figures(rep, recs, t0, t1, s0, engine.stats());
   for (const auto& r : runs) {
     const RequestTimings& t = r.rec->final_event.timings;
-    rep.lines.push_back(r.name + ": " + fmt("%.2f tok/s", r.rec->decode_tps()) + " decoding, " + std::to_string(t.n_accepted) +
-                        "/" + std::to_string(t.n_drafted) + " drafts accepted, output " +
-                        (r.rec->tokens == off->tokens ? "identical" : "DIFFERENT"));
+    EditRun er;
+    er.name = r.name;
+    er.decode_tps = r.rec->decode_tps();
+    er.n_drafted = t.n_drafted;
+    er.n_accepted = t.n_accepted;
+    er.identical = r.rec->tokens == off->tokens;
+    rep.lines.push_back(er.name + ": " + fmt("%.2f tok/s", er.decode_tps) + " decoding, " + std::to_string(er.n_accepted) +
+                        "/" + std::to_string(er.n_drafted) + " drafts accepted, output " +
+                        (er.identical ? "identical" : "DIFFERENT"));
+    rep.edit_runs.push_back(std::move(er));
   }
   if (!o.targets) return;
   const double base = off->decode_tps();

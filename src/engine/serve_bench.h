@@ -84,6 +84,14 @@ struct TargetCheck {
   std::string detail;  // the figures the ratio comes from
 };
 
+// One request of the edit workload: the same rewrite with one kind of predicted output.
+struct EditRun {
+  std::string name;
+  double decode_tps = 0;
+  int32_t n_drafted = 0, n_accepted = 0;  // draft tokens verified / accepted
+  bool identical = false;                 // output equal to the run without speculation
+};
+
 struct ServeBenchReport {
   std::string workload;
   std::string model_desc;  // arch, weight type, parameters
@@ -104,6 +112,7 @@ struct ServeBenchReport {
   double token_hit_rate = 0;       // cached / prompt tokens
   uint64_t n_drafted = 0, n_accepted = 0, n_preemptions = 0;
 
+  std::vector<EditRun> edit_runs;  // edit workload only, in the order they ran
   std::vector<TargetCheck> targets;
   std::vector<std::string> lines;  // extra per-workload figures, printed as they are
 };
