@@ -137,7 +137,7 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
     ++tested;
   }
   if (GetParam() == Isa::Avx512) {
-    EXPECT_EQ(tested, 3);  // Q4_0, Q8_0 and Q6_K
+    EXPECT_EQ(tested, 4);  // Q4_0, Q8_0, Q4_K and Q6_K
   }
   if (tested == 0) GTEST_SKIP() << "no x16 kernels on " << isa_label(GetParam());
 }
@@ -163,10 +163,10 @@ TEST_P(X16, MatmulOverTheRepackedMatrixEqualsTheRows) {
       for (ThreadPool* pool : {&pool1, &pool2}) {
         for (bool choose : {false, true}) {
           const std::span<const uint8_t> d = choose ? std::span<const uint8_t>(decode) : std::span<const uint8_t>();
-          // Without a tile-exact row GEMV (Q6_K), the rows path runs decode rows (a lone token,
-          // or the ones the choices name) through vec_dot, while the x16 path has its GEMV and
-          // gives every row the tile's bits: its reference is then the rows path told to tile
-          // every row.
+          // Without a tile-exact row GEMV (Q4_K, Q6_K), the rows path runs decode rows (a lone
+          // token, or the ones the choices name) through vec_dot / vec_dot_cols, while the x16
+          // path has its GEMV and gives every row the tile's bits: its reference is then the
+          // rows path told to tile every row.
           const bool x16_tiles_all = k.gemm_tile_x16[static_cast<size_t>(t)] && !k.gemv[static_cast<size_t>(t)];
           const std::span<const uint8_t> d_rows =
               x16_tiles_all && (choose || n_tok == 1) ? std::span<const uint8_t>(all_tile) : d;
