@@ -106,10 +106,22 @@ struct FmtQ4_K {
   static void unpack(const uint8_t* const* rows, size_t base, KPack& p) {
     __m512i head[4], qs[32];
     transpose16x4(rows, base, head);  // d|dmin, scale bytes 0-3, 4-7, 8-11
+    transpose_rows(rows, base + offsetof(Block, qs), 128, qs);
+    build(head, qs, p);
+  }
+  // The x16 layout (quant/x16_layout.h): the block's 36 dwords are the transposed vectors.
+  static constexpr size_t kX16Bytes = kX16Q4KBytes;
+  static constexpr size_t kQs = 4 * 64;  // the qs vectors, after d|dmin and the scales
+  static void unpack_x16(const uint8_t* sb, KPack& p) {
+    __m512i head[4], qs[32];
+    for (int j = 0; j < 4; ++j) head[j] = _mm512_loadu_si512(sb + 64 * j);
+    for (int j = 0; j < 32; ++j) qs[j] = _mm512_loadu_si512(sb + kQs + 64 * j);
+    build(head, qs, p);
+  }
+  static void build(const __m512i* head, const __m512i* qs, KPack& p) {
     p.d = f16_lo(head[0]);
     p.dmin = f16_hi(head[0]);
     k4_scales(p, head[1], head[2], head[3]);
-    transpose_rows(rows, base + offsetof(Block, qs), 128, qs);
     k4_nibbles(p, qs);
   }
 };
@@ -150,6 +162,7 @@ struct FmtQ6_K {
     build(ql, qh, sc, gather_f16(rows, base + offsetof(Block, d)), p);
   }
   // The x16 layout (quant/x16_layout.h): the super-block's fields are the transposed vectors.
+  static constexpr size_t kX16Bytes = kX16Q6KBytes;
   static void unpack_x16(const uint8_t* sb, KPack& p) {
     __m512i ql[32], qh[16], sc[4];
     for (int j = 0; j < 32; ++j) ql[j] = _mm512_loadu_si512(sb + 64 * j);
@@ -290,7 +303,8 @@ void micro_dispatch(int nc, const KPack& p, const BlockQ8_K* const* xc, float* y
 }
 
 // Where a tile's super-blocks come from. RowSource: GGUF rows `stride` bytes apart.
-// X16Source: a Q6_K matrix in the x16 layout, `stride` = group bytes.
+// X16Source: a matrix in the x16 layout (Fmt::unpack_x16 reads one super-block of a group of
+// Fmt::kX16Bytes), `stride` = group bytes.
 template <class Fmt>
 struct RowSource {
   const uint8_t* wb;
@@ -312,6 +326,7 @@ struct RowSource {
 // as the 32-wide types' x16 kernels, into L2).
 constexpr size_t kX16PrefetchAhead = 4096;
 
+template <class Fmt>
 struct X16Source {
   const uint8_t* wb;
   size_t stride;
@@ -320,9 +335,9 @@ struct X16Source {
   };
   Group group(int64_t r0, int) const { return {wb + static_cast<size_t>(r0 / kRows) * stride}; }
   void unpack(const Group& g, int64_t sb, KPack& p) const {
-    const uint8_t* at = g.p + static_cast<size_t>(sb) * kX16Q6KBytes;
-    for (size_t o = 0; o < kX16Q6KBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
-    FmtQ6_K::unpack_x16(at, p);
+    const uint8_t* at = g.p + static_cast<size_t>(sb) * Fmt::kX16Bytes;
+    for (size_t o = 0; o < Fmt::kX16Bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+    Fmt::unpack_x16(at, p);
   }
 };
 
@@ -415,6 +430,87 @@ void q6_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
   }
 }
 
+// One column over a Q4_K x16 matrix, straight from the loaded vectors. The integer sums are
+// micro_kernel<FmtQ4_K, 1>'s, computed in another order and form (exact: every partial sum
+// below stays far inside int32, so the order of the additions does not matter):
+//   isum = sum over sub-blocks g of sc[g] * (g's 8 chunks dotted with the activation). qs
+//     vector 8c + k holds chunk k of sub-block 2c in its low nibbles and of 2c + 1 in its high
+//     nibbles: eight independent vpdpbusd chains per super-block. The high nibbles are dotted
+//     in place (q & 0xF0 = 16 q', one AND instead of a shift and an AND per vector): those
+//     chains and their scaled sum hi16 are 16 times the true ones (|hi16| <= 16 * 4 sub-blocks
+//     * 63 * 32 * 15 * 128 < 2^28) and one arithmetic shift takes the 16 off exactly;
+//   pt = sum over g of min[g] * (bsums[2g] + bsums[2g + 1]), as 4 vpdpwssd of int16 pairs of
+//     mins (g, g + 2) against the activation's pair sums (the tile: 8 of (min, min) pairs
+//     against (bsums[2g], bsums[2g + 1])).
+// Then the tile's two float steps in its order: fma by d * da, fnmadd by dmin * da, so every
+// row has the tile's bits.
+void q4_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_bytes, const BlockQ8_K* x, float* y) {
+  const int64_t nb = n / kQK_K;
+  const __m512i lo4 = _mm512_set1_epi8(0x0F), hi4 = _mm512_set1_epi8(static_cast<char>(0xF0)),
+                m6 = _mm512_set1_epi32(0x3f3f3f3f), m4 = _mm512_set1_epi32(0x0f0f0f0f), m2 = _mm512_set1_epi32(0x03030303),
+                even16 = _mm512_set1_epi32(0x00ff00ff);
+  // vpshufb controls that zero-extend byte i of every dword (a scale byte) to the dword.
+  __m512i byte_of[4];
+  for (int i = 0; i < 4; ++i) {
+    const int z = static_cast<int>(0x80808000u);
+    byte_of[i] = _mm512_set4_epi32(z | (12 + i), z | (8 + i), z | (4 + i), z | i);
+  }
+  // Words of the activation's pair sums B[g] = bsums[2g] + bsums[2g + 1] (after _mm_hadd_epi16:
+  // B0..B7) reordered to dwords (B0, B2), (B1, B3), (B4, B6), (B5, B7), the pairs the mins'
+  // even and odd bytes meet.
+  const __m128i pair_order = _mm_setr_epi8(0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15);
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+    const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+    const uint8_t* g = w + static_cast<size_t>(r0 / kRows) * group_bytes;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < nb; ++sb) {
+      const uint8_t* at = g + static_cast<size_t>(sb) * kX16Q4KBytes;
+#pragma GCC unroll 36
+      for (size_t o = 0; o < kX16Q4KBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+      const BlockQ8_K& b = x[sb];
+      const __m512i h0 = _mm512_loadu_si512(at), a0 = _mm512_loadu_si512(at + 64), a1 = _mm512_loadu_si512(at + 128),
+                    a2 = _mm512_loadu_si512(at + 192);
+      // Scales and mins as bytes (as k4_scales): sc_lo/mn_lo byte i = sub-block i, sc_hi/mn_hi
+      // byte i = sub-block 4 + i, all 6-bit.
+      const __m512i sc_lo = _mm512_and_si512(a0, m6);
+      const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(a2, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a0, 6), m2), 4));
+      const __m512i mn_lo = _mm512_and_si512(a1, m6);
+      const __m512i mn_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(a2, 4), m4),
+                                            _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a1, 6), m2), 4));
+      const auto* qs = reinterpret_cast<const __m512i*>(at + FmtQ4_K::kQs);
+      __m512i lo = _mm512_setzero_si512(), hi16 = _mm512_setzero_si512();
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        const int8_t* qa = b.qs + 64 * c;
+        __m512i tl = _mm512_setzero_si512(), th = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; ++k) {
+          const __m512i v = _mm512_loadu_si512(qs + 8 * c + k);
+          tl = dpbusd_bcast(tl, _mm512_and_si512(v, lo4), qa + 4 * k);
+          th = dpbusd_bcast(th, _mm512_and_si512(v, hi4), qa + 32 + 4 * k);
+        }
+        const __m512i sv = c < 2 ? sc_lo : sc_hi;
+        lo = _mm512_add_epi32(lo, _mm512_mullo_epi32(tl, _mm512_shuffle_epi8(sv, byte_of[(2 * c) % 4])));
+        hi16 = _mm512_add_epi32(hi16, _mm512_mullo_epi32(th, _mm512_shuffle_epi8(sv, byte_of[(2 * c + 1) % 4])));
+      }
+      const __m512i isum = _mm512_add_epi32(lo, _mm512_srai_epi32(hi16, 4));
+      const __m128i bp = _mm_shuffle_epi8(
+          _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.bsums)),
+                         _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.bsums + 8))),
+          pair_order);
+      const __m512i bpv = _mm512_broadcast_i32x4(bp);
+      __m512i pt = _mm512_dpwssd_epi32(_mm512_setzero_si512(), _mm512_and_si512(mn_lo, even16), _mm512_shuffle_epi32(bpv, _MM_PERM_AAAA));
+      pt = _mm512_dpwssd_epi32(pt, _mm512_srli_epi16(mn_lo, 8), _mm512_shuffle_epi32(bpv, _MM_PERM_BBBB));
+      pt = _mm512_dpwssd_epi32(pt, _mm512_and_si512(mn_hi, even16), _mm512_shuffle_epi32(bpv, _MM_PERM_CCCC));
+      pt = _mm512_dpwssd_epi32(pt, _mm512_srli_epi16(mn_hi, 8), _mm512_shuffle_epi32(bpv, _MM_PERM_DDDD));
+      const __m512 da = _mm512_set1_ps(b.d);
+      acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(f16_lo(h0), da), acc);
+      acc = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(pt), _mm512_mul_ps(f16_hi(h0), da), acc);
+    }
+    _mm512_mask_storeu_ps(y + r0, static_cast<__mmask16>((1u << nr) - 1), acc);
+  }
+}
+
 }  // namespace
 
 #define EDGEINFER_K_TILE(name, Fmt)                                                                         \
@@ -431,10 +527,19 @@ EDGEINFER_K_TILE(q6_k_gemm_tile_avx512, FmtQ6_K)
 
 void q6_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                                const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ6_K>(X16Source{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y, y_stride);
+  gemm_tile<FmtQ6_K>(X16Source<FmtQ6_K>{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y,
+                     y_stride);
 }
 void q6_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
   q6_k_gemv_x16(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
+}
+void q4_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                               const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ4_K>(X16Source<FmtQ4_K>{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y,
+                     y_stride);
+}
+void q4_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
+  q4_k_gemv_x16(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
 }
 
 }  // namespace edgeinfer

@@ -51,6 +51,8 @@ void fill_avx512_kernels(Kernels& k) {
   k.gemv_x16[id(T::Q8_0)] = q8_0_gemv_x16_avx512;
   k.gemm_tile_x16[id(T::Q6_K)] = q6_k_gemm_tile_x16_avx512;
   k.gemv_x16[id(T::Q6_K)] = q6_k_gemv_x16_avx512;
+  k.gemm_tile_x16[id(T::Q4_K)] = q4_k_gemm_tile_x16_avx512;
+  k.gemv_x16[id(T::Q4_K)] = q4_k_gemv_x16_avx512;
 
   k.softmax_step = softmax_step_avx512;
   k.silu_mul = silu_mul_avx512;

@@ -102,6 +102,25 @@ std::unique_ptr<Model> Model::load(const std::string& path, const ModelLoadOptio
 
 void Model::FreeAligned::operator()(uint8_t* p) const { std::free(p); }
 
+void Model::own_vectors() {
+  std::vector<VectorView*> views;
+  for (LayerWeights& L : weights_.layers) {
+    for (VectorView* v : {&L.attn_norm, &L.bq, &L.bk, &L.bv, &L.ffn_norm}) views.push_back(v);
+  }
+  views.push_back(&weights_.output_norm);
+  views.push_back(&weights_.rope_freqs);
+  size_t total = 0;
+  for (const VectorView* v : views) total += v->data ? static_cast<size_t>(v->n) : 0;
+  vectors_.resize(total);  // sized once: the views below point into it
+  size_t at = 0;
+  for (VectorView* v : views) {
+    if (!v->data) continue;
+    std::copy(v->data, v->data + v->n, vectors_.data() + at);
+    v->data = vectors_.data() + at;
+    at += static_cast<size_t>(v->n);
+  }
+}
+
 void Model::repack(const Kernels& k) {
   std::vector<WeightMatrix*> todo;
   auto consider = [&](WeightMatrix& w) {
@@ -115,6 +134,7 @@ void Model::repack(const Kernels& k) {
   }
   consider(weights_.output);
   if (todo.empty()) return;
+  if (file_.is_file_mapped()) own_vectors();
   constexpr size_t kAlign = 64;
   auto padded = [](size_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
   size_t total = 0;

@@ -1,5 +1,6 @@
 #pragma once
-// A loaded model: the mmapped GGUF, its validated config, and views of every weight (no copy).
+// A loaded model: the mmapped GGUF, its validated config, and views of every weight (no copy,
+// but for the x16 copies of repacked matrices and, with them, the 1-D tensors: see repack).
 // The model is immutable after load and owns no per-sequence state: the forward pass
 // (model/forward.h) takes a batch and a KV cache from the caller.
 #include <memory>
@@ -72,12 +73,19 @@ class Model {
   explicit Model(GgufFile file) : file_(std::move(file)) {}
   void bind();
   void repack(const Kernels& k);
+  // Copies the 1-D tensors (norms, biases, rope factors) out of the mapping. They sit between
+  // the matrices in the file, and where the page cache holds the file in huge folios (ext4 on
+  // recent kernels: 2 MiB), reading one maps its whole folio back, neighbouring matrices'
+  // released rows included: ~55 MiB of resident memory on tiny1b Q4_K_M, whose every matrix is
+  // repacked. A few hundred KiB copied before the release keeps the mapping out of decoding.
+  void own_vectors();
 
   struct FreeAligned {
     void operator()(uint8_t* p) const;
   };
   GgufFile file_;
   std::unique_ptr<uint8_t, FreeAligned> x16_arena_;
+  std::vector<float> vectors_;  // own_vectors' copies
   uint64_t x16_bytes_ = 0;
   int x16_matrices_ = 0;
   const ArchDesc* arch_ = nullptr;

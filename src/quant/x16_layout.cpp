@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <string>
 
 #include "quant/blocks.h"
@@ -52,50 +53,79 @@ size_t scale_at(const X16Shape& s, int64_t nb, int64_t b, int r) {
          static_cast<size_t>(b - c0) * 2 * kX16Rows + static_cast<size_t>(r) * 2;
 }
 
-// --- Q6_K: super-block by super-block ------------------------------------------------------
-// The fields moved as 64-byte vectors of 16 rows' dwords, in the order the group stores them,
-// then the f16 d.
-struct K6Field {
-  size_t block_offset;  // in BlockQ6_K
+// --- K-quants: super-block by super-block ------------------------------------------------
+// A type's fields moved as 64-byte vectors of 16 rows' dwords, in the order the group stores
+// them, then (Q6_K) the 16 f16 d, then zero padding up to the super-block's size.
+struct KField {
+  size_t block_offset;  // in the GGUF block
   size_t dwords;        // per row
 };
-constexpr K6Field kK6Fields[] = {{offsetof(BlockQ6_K, ql), sizeof(BlockQ6_K::ql) / 4},
-                                 {offsetof(BlockQ6_K, qh), sizeof(BlockQ6_K::qh) / 4},
-                                 {offsetof(BlockQ6_K, scales), sizeof(BlockQ6_K::scales) / 4}};
+struct KForm {
+  std::span<const KField> fields;
+  size_t block_bytes;  // GGUF block
+  size_t d_block;      // offset of an f16 stored after the fields (row r at + 2r), or kNoD
+  size_t sb_bytes;     // one super-block of a group
+};
+constexpr size_t kNoD = ~size_t{0};
+
+constexpr KField kK6Fields[] = {{offsetof(BlockQ6_K, ql), sizeof(BlockQ6_K::ql) / 4},
+                                {offsetof(BlockQ6_K, qh), sizeof(BlockQ6_K::qh) / 4},
+                                {offsetof(BlockQ6_K, scales), sizeof(BlockQ6_K::scales) / 4}};
 constexpr size_t kK6DOffset = 16 * (sizeof(BlockQ6_K) - sizeof(BlockQ6_K::d));
 static_assert(kK6DOffset + 32 + 32 == kX16Q6KBytes && kX16Q6KBytes % 64 == 0);
 static_assert(sizeof(BlockQ6_K) == 210);
 
-int64_t k6_blocks_or_throw(int64_t n_in) {
+// Q4_K's block is 36 whole dwords (d|dmin, 3 of scales, 32 of qs): all of it transposes.
+constexpr KField kK4Fields[] = {{offsetof(BlockQ4_K, d), 1},
+                                {offsetof(BlockQ4_K, scales), sizeof(BlockQ4_K::scales) / 4},
+                                {offsetof(BlockQ4_K, qs), sizeof(BlockQ4_K::qs) / 4}};
+static_assert(offsetof(BlockQ4_K, dmin) == 2 && offsetof(BlockQ4_K, scales) == 4 && offsetof(BlockQ4_K, qs) == 16);
+static_assert(sizeof(BlockQ4_K) == 144 && 16 * sizeof(BlockQ4_K) == kX16Q4KBytes && kX16Q4KBytes % 64 == 0);
+
+// The K-quant group form of t, or nullptr for the 32-element types.
+const KForm* k_form(TensorType t) {
+  static constexpr KForm kQ6K{kK6Fields, sizeof(BlockQ6_K), offsetof(BlockQ6_K, d), kX16Q6KBytes};
+  static constexpr KForm kQ4K{kK4Fields, sizeof(BlockQ4_K), kNoD, kX16Q4KBytes};
+  if (t == TensorType::Q6_K) return &kQ6K;
+  if (t == TensorType::Q4_K) return &kQ4K;
+  return nullptr;
+}
+
+int64_t k_blocks_or_throw(TensorType t, int64_t n_in) {
   if (n_in <= 0 || n_in % kQK_K != 0) {
-    throw Error("x16 layout: row of " + std::to_string(n_in) + " elements is not a whole number of q6_K super-blocks");
+    throw Error("x16 layout: row of " + std::to_string(n_in) + " elements is not a whole number of " +
+                std::string(tensor_type_name(t)) + " super-blocks");
   }
   return n_in / kQK_K;
 }
 
 // Calls move(group_offset, block_offset, bytes) for every piece of row r's block within its
-// super-block of a group.
+// super-block of a group; returns where the moved bytes end (the padding starts).
 template <class F>
-void k6_pieces(int r, F&& move) {
+size_t k_pieces(const KForm& f, int r, F&& move) {
   size_t at = 0;
-  for (const K6Field& f : kK6Fields) {
-    for (size_t j = 0; j < f.dwords; ++j) move(at + j * 64 + 4 * static_cast<size_t>(r), f.block_offset + 4 * j, size_t{4});
-    at += f.dwords * 64;
+  for (const KField& fl : f.fields) {
+    for (size_t j = 0; j < fl.dwords; ++j) move(at + j * 64 + 4 * static_cast<size_t>(r), fl.block_offset + 4 * j, size_t{4});
+    at += fl.dwords * 64;
   }
-  move(kK6DOffset + 2 * static_cast<size_t>(r), offsetof(BlockQ6_K, d), size_t{2});
+  if (f.d_block != kNoD) {
+    move(at + 2 * static_cast<size_t>(r), f.d_block, size_t{2});
+    at += 2 * kX16Rows;
+  }
+  return at;
 }
 
 }  // namespace
 
-bool x16_supported(TensorType t) { return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::Q6_K; }
+bool x16_supported(TensorType t) { return t == TensorType::Q4_0 || t == TensorType::Q8_0 || k_form(t) != nullptr; }
 
 bool x16_row_fits(TensorType t, int64_t n_in) {
   if (!x16_supported(t) || n_in <= 0) return false;
-  return n_in % (t == TensorType::Q6_K ? kQK_K : kQK) == 0;
+  return n_in % (k_form(t) ? kQK_K : kQK) == 0;
 }
 
 size_t x16_group_bytes(TensorType t, int64_t n_in) {
-  if (t == TensorType::Q6_K) return static_cast<size_t>(k6_blocks_or_throw(n_in)) * kX16Q6KBytes;
+  if (const KForm* f = k_form(t)) return static_cast<size_t>(k_blocks_or_throw(t, n_in)) * f->sb_bytes;
   const X16Shape s = shape_or_throw(t, n_in);
   return static_cast<size_t>(n_in / kQK) * kX16Rows * s.block_bytes;
 }
@@ -107,22 +137,24 @@ size_t x16_matrix_bytes(TensorType t, int64_t n_in, int64_t n_out) {
 
 void x16_pack_groups(TensorType t, int64_t n_in, int64_t n_out, const uint8_t* rows, size_t row_bytes, uint8_t* dst,
                      int64_t g0, int64_t g1) {
-  if (t == TensorType::Q6_K) {
-    const int64_t nb = k6_blocks_or_throw(n_in);
-    if (row_bytes < static_cast<size_t>(nb) * sizeof(BlockQ6_K)) throw Error("x16 layout: rows shorter than their blocks");
+  if (const KForm* f = k_form(t)) {
+    const int64_t nb = k_blocks_or_throw(t, n_in);
+    if (row_bytes < static_cast<size_t>(nb) * f->block_bytes) throw Error("x16 layout: rows shorter than their blocks");
     const size_t gb = x16_group_bytes(t, n_in);
-    const BlockQ6_K zero{};  // padding rows
+    static const uint8_t kZeroBlock[sizeof(BlockQ6_K)] = {};  // padding rows (the largest block)
+    static_assert(sizeof(BlockQ6_K) >= sizeof(BlockQ4_K));
     for (int64_t g = g0; g < g1; ++g) {
       uint8_t* out = dst + static_cast<size_t>(g) * gb;
       for (int64_t b = 0; b < nb; ++b) {
-        uint8_t* sb = out + static_cast<size_t>(b) * kX16Q6KBytes;
+        uint8_t* sb = out + static_cast<size_t>(b) * f->sb_bytes;
+        size_t end = 0;
         for (int r = 0; r < kX16Rows; ++r) {
           const int64_t row = g * kX16Rows + r;
-          const uint8_t* blk = row < n_out ? rows + static_cast<size_t>(row) * row_bytes + static_cast<size_t>(b) * sizeof(BlockQ6_K)
-                                           : reinterpret_cast<const uint8_t*>(&zero);
-          k6_pieces(r, [&](size_t go, size_t bo, size_t n) { std::memcpy(sb + go, blk + bo, n); });
+          const uint8_t* blk = row < n_out ? rows + static_cast<size_t>(row) * row_bytes + static_cast<size_t>(b) * f->block_bytes
+                                           : kZeroBlock;
+          end = k_pieces(*f, r, [&](size_t go, size_t bo, size_t n) { std::memcpy(sb + go, blk + bo, n); });
         }
-        std::memset(sb + kK6DOffset + 32, 0, 32);
+        std::memset(sb + end, 0, f->sb_bytes - end);
       }
     }
     return;
@@ -164,13 +196,13 @@ void x16_pack(TensorType t, int64_t n_in, int64_t n_out, const uint8_t* rows, si
 }
 
 void x16_unpack_row(TensorType t, int64_t n_in, const uint8_t* packed, int64_t row, uint8_t* out) {
-  if (t == TensorType::Q6_K) {
-    const int64_t nb = k6_blocks_or_throw(n_in);
+  if (const KForm* f = k_form(t)) {
+    const int64_t nb = k_blocks_or_throw(t, n_in);
     const uint8_t* g = packed + static_cast<size_t>(row / kX16Rows) * x16_group_bytes(t, n_in);
     for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* sb = g + static_cast<size_t>(b) * kX16Q6KBytes;
-      uint8_t* blk = out + static_cast<size_t>(b) * sizeof(BlockQ6_K);
-      k6_pieces(static_cast<int>(row % kX16Rows), [&](size_t go, size_t bo, size_t n) { std::memcpy(blk + bo, sb + go, n); });
+      const uint8_t* sb = g + static_cast<size_t>(b) * f->sb_bytes;
+      uint8_t* blk = out + static_cast<size_t>(b) * f->block_bytes;
+      k_pieces(*f, static_cast<int>(row % kX16Rows), [&](size_t go, size_t bo, size_t n) { std::memcpy(blk + bo, sb + go, n); });
     }
     return;
   }

@@ -24,10 +24,11 @@ std::vector<uint8_t> packed(TensorType t, int64_t n, int64_t rows, const std::ve
   return p;
 }
 
-const TensorType kX16Types[] = {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q6_K};
+const TensorType kX16Types[] = {TensorType::Q4_0, TensorType::Q8_0, TensorType::Q4_K, TensorType::Q6_K};
 
+bool is_k_quant(TensorType t) { return t == TensorType::Q4_K || t == TensorType::Q6_K; }
 // Elements of one block of t (the x16 layout's unit along K).
-int64_t block_elems(TensorType t) { return t == TensorType::Q6_K ? 256 : 32; }
+int64_t block_elems(TensorType t) { return is_k_quant(t) ? 256 : 32; }
 
 TEST(X16Layout, PacksEveryRowLosslesslyAndPadsWithZeros) {
   std::mt19937 rng(5);
@@ -37,7 +38,8 @@ TEST(X16Layout, PacksEveryRowLosslesslyAndPadsWithZeros) {
       const int64_t n = 7 * block_elems(t);
       const size_t rb = row_bytes(t, n);
       const auto w = random_weight_rows(t, n, rows, rng);
-      // The same bytes, moved (Q6_K: plus 32 bytes per super-block that keep it 64-byte aligned).
+      // The same bytes, moved (Q6_K: plus 32 bytes per super-block that keep it 64-byte aligned;
+      // Q4_K's 16 blocks are already a multiple of 64 bytes).
       const size_t gb = t == TensorType::Q6_K ? 7 * kX16Q6KBytes : 16 * rb;
       EXPECT_EQ(x16_group_bytes(t, n), gb);
       EXPECT_TRUE(x16_row_fits(t, n));
@@ -56,13 +58,17 @@ TEST(X16Layout, PacksEveryRowLosslesslyAndPadsWithZeros) {
       }
     }
   }
-  EXPECT_FALSE(x16_supported(TensorType::Q4_K));
-  EXPECT_FALSE(x16_row_fits(TensorType::Q4_K, 256));
+  EXPECT_EQ(x16_group_bytes(TensorType::Q4_K, 3 * 256), 3 * kX16Q4KBytes);
+  EXPECT_EQ(kX16Q4KBytes, 16 * row_bytes(TensorType::Q4_K, 256));
+  EXPECT_FALSE(x16_supported(TensorType::Q5_K));
+  EXPECT_FALSE(x16_row_fits(TensorType::Q5_K, 256));
   EXPECT_FALSE(x16_row_fits(TensorType::Q6_K, 128));  // not a whole super-block
+  EXPECT_FALSE(x16_row_fits(TensorType::Q4_K, 384));
+  EXPECT_THROW(x16_group_bytes(TensorType::Q4_K, 128), Error);
   EXPECT_FALSE(x16_row_fits(TensorType::Q4_0, 48));
   EXPECT_THROW(x16_group_bytes(TensorType::Q6_K, 128), Error);
   EXPECT_FALSE(x16_supported(TensorType::F16));
-  EXPECT_THROW(x16_group_bytes(TensorType::Q4_K, 256), Error);
+  EXPECT_THROW(x16_group_bytes(TensorType::Q5_K, 256), Error);
   EXPECT_THROW(x16_group_bytes(TensorType::Q4_0, 48), Error);  // not a whole number of blocks
   EXPECT_THROW(x16_group_bytes(TensorType::Q8_0, 0), Error);
 }
@@ -84,9 +90,9 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
     const TensorType vdt = type_traits(t).vec_dot_type;
     // Whole 8-block chunks, a chunk plus a tail, tails alone, the longest rows of the model, and
     // rows past the 128 chunks the GEMV holds activation terms for at once
-    // (Q6_K: super-blocks, up to the longest rows of the model.)
-    const std::vector<int64_t> nblks = t == TensorType::Q6_K ? std::vector<int64_t>{1, 2, 8, 22}
-                                                             : std::vector<int64_t>{1, 5, 8, 9, 64, 176, 1031};
+    // (K-quants: super-blocks, up to the longest rows of the model.)
+    const std::vector<int64_t> nblks = is_k_quant(t) ? std::vector<int64_t>{1, 2, 3, 8, 22}
+                                                     : std::vector<int64_t>{1, 5, 8, 9, 64, 176, 1031};
     for (int64_t nblk : nblks) {
       const int64_t n = nblk * block_elems(t);
       const size_t rb = row_bytes(t, n), xb = row_bytes(vdt, n);
@@ -131,7 +137,7 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
     ++tested;
   }
   if (GetParam() == Isa::Avx512) {
-    EXPECT_EQ(tested, 3);  // Q4_0, Q8_0 and Q6_K
+    EXPECT_EQ(tested, 4);  // Q4_0, Q8_0, Q4_K and Q6_K
   }
   if (tested == 0) GTEST_SKIP() << "no x16 kernels on " << isa_label(GetParam());
 }
@@ -157,10 +163,10 @@ TEST_P(X16, MatmulOverTheRepackedMatrixEqualsTheRows) {
       for (ThreadPool* pool : {&pool1, &pool2}) {
         for (bool choose : {false, true}) {
           const std::span<const uint8_t> d = choose ? std::span<const uint8_t>(decode) : std::span<const uint8_t>();
-          // Without a tile-exact row GEMV (Q6_K), the rows path runs decode rows (a lone token,
-          // or the ones the choices name) through vec_dot, while the x16 path has its GEMV and
-          // gives every row the tile's bits: its reference is then the rows path told to tile
-          // every row.
+          // Without a tile-exact row GEMV (Q4_K, Q6_K), the rows path runs decode rows (a lone
+          // token, or the ones the choices name) through vec_dot / vec_dot_cols, while the x16
+          // path has its GEMV and gives every row the tile's bits: its reference is then the
+          // rows path told to tile every row.
           const bool x16_tiles_all = k.gemm_tile_x16[static_cast<size_t>(t)] && !k.gemv[static_cast<size_t>(t)];
           const std::span<const uint8_t> d_rows =
               x16_tiles_all && (choose || n_tok == 1) ? std::span<const uint8_t>(all_tile) : d;
