@@ -33,6 +33,7 @@ struct ServeCli {
   int threads = 0;
   int ctx = 0;
   int batch_tokens = 512;
+  double cache_save_interval_s = 60;
   bool no_speculative = false;
 };
 
@@ -48,6 +49,7 @@ int serve(ServeCli& c) {
   o.engine.max_batch_tokens = c.batch_tokens;
   o.engine.kv_type = parse_kv_type(c.kv_type);
   o.engine.speculative = !c.no_speculative;
+  o.engine.persist_interval_ms = static_cast<int64_t>(c.cache_save_interval_s * 1000.0);
   if (!c.kv_mem.empty()) o.engine.kv_mem_bytes = static_cast<int64_t>(parse_byte_size(c.kv_mem, "--kv-mem"));
   o.max_body_bytes = parse_byte_size(c.max_body, "--max-body");
 
@@ -112,6 +114,11 @@ void add_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("--batch-tokens", c->batch_tokens, "Tokens per engine step")->capture_default_str()->check(CLI::Range(1, 65536));
   sub->add_flag("--no-speculative", c->no_speculative, "Disable prompt-lookup speculative decoding");
   sub->add_option("--cache-dir", o.engine.cache_dir, "Persist hot prefix-cache blocks in this folder across restarts");
+  sub->add_option("--cache-save-interval", c->cache_save_interval_s,
+                  "With --cache-dir: also save while idle, at most once per this many seconds, when new prefixes were "
+                  "cached (0: only at shutdown)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   sub->add_option("--draft", o.draft_model_path, "Draft model for speculative decoding (same vocabulary; drafts where prompt lookup has none)");
   sub->add_option("--chat-template-file", o.chat_template_file, "Jinja chat template to use instead of the model's");
   sub->add_option("--max-queue", o.max_queue, "Requests that may wait beyond --parallel; more get 503")->capture_default_str()->check(CLI::Range(0, 100000));

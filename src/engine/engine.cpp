@@ -86,6 +86,8 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineOptio
     draft_ = std::make_unique<DraftModel>(*opt.draft_model, model, pool_, opt.kv_type, bs, kv_tokens);
   }
   if (!opt_.cache_dir.empty()) load_persisted();
+  inserted_at_save_ = cache_->stats().n_inserted;
+  last_save_ = Clock::now();
   update_stats();
   thread_ = std::thread([this] { loop(); });
 }
@@ -477,6 +479,7 @@ void Engine::update_stats() {
   for (int i = 0; i < 5; ++i) s.n_finished[i] = n_finished_[i];
   s.prefill_cap = sched_->config().max_prefill_with_decode;
   s.n_persisted_loaded = n_persisted_loaded_;
+  s.n_persist_saves = n_persist_saves_;
   std::lock_guard<std::mutex> lk(mu_);
   stats_ = s;
 }
@@ -509,7 +512,13 @@ void Engine::loop() {
       if (inbox_.new_seqs.empty() && inbox_.cancels.empty()) {
         idle_ = true;
         idle_cv_.notify_all();
-        cv_.wait(lk, [&] { return stopping_ || !inbox_.new_seqs.empty() || !inbox_.cancels.empty(); });
+        auto woken = [&] { return stopping_ || !inbox_.new_seqs.empty() || !inbox_.cancels.empty(); };
+        if (!idle_save_due()) {
+          cv_.wait(lk, woken);
+        } else if (!cv_.wait_until(lk, last_save_ + std::chrono::milliseconds(opt_.persist_interval_ms), woken)) {
+          lk.unlock();
+          save_persisted();
+        }
       }
       continue;
     }
@@ -533,12 +542,22 @@ void Engine::load_persisted() {
   }
 }
 
+bool Engine::idle_save_due() const {
+  return !opt_.cache_dir.empty() && opt_.persist_interval_ms > 0 && cache_->stats().n_inserted != inserted_at_save_;
+}
+
 void Engine::save_persisted() {
+  // Counted as done even when it fails: a failing folder is retried after the next interval, not
+  // in a loop.
+  inserted_at_save_ = cache_->stats().n_inserted;
+  last_save_ = Clock::now();
   try {
     save_prefix_cache(opt_.cache_dir, root_, *kv_, *cache_, opt_.persist_max_blocks);
+    ++n_persist_saves_;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "warning: prefix cache not saved to '%s': %s\n", opt_.cache_dir.c_str(), e.what());
   }
+  update_stats();
 }
 
 }  // namespace edgeinfer

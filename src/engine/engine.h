@@ -69,6 +69,11 @@ struct EngineOptions {
   const Model* draft_model = nullptr;
   std::string cache_dir;                // persist hot prefix blocks here (empty: off)
   int32_t persist_max_blocks = 4096;
+  // With cache_dir: also save while the engine is idle, at most once per this interval and only
+  // when blocks were cached since the last save, so that a crash or kill loses at most that much
+  // (the save at stop() always happens). A request arriving during a save waits for it. <= 0:
+  // save at stop() only.
+  int64_t persist_interval_ms = 60000;
   // Called on the engine thread after every step that ran a forward pass (empty: none). Must be
   // quick and must not call back into the engine.
   std::function<void(const StepInfo&)> on_step;
@@ -92,6 +97,7 @@ struct EngineStats {
   uint64_t n_finished[5] = {};       // by FinishReason
   int32_t prefill_cap = 0;           // current adaptive cap
   int32_t n_persisted_loaded = 0;    // blocks restored from cache_dir at start
+  uint64_t n_persist_saves = 0;      // saves to cache_dir so far (idle saves; the one at stop after)
 };
 
 class Engine {
@@ -144,6 +150,9 @@ class Engine {
   void set_decode_positions();
   void load_persisted();
   void save_persisted();
+  // Whether the idle engine should save the prefix cache once the interval since the last save
+  // has passed (engine thread).
+  bool idle_save_due() const;
 
   const Model& model_;
   const Tokenizer& tok_;
@@ -175,6 +184,10 @@ class Engine {
   uint64_t n_prompt_tokens_ = 0, n_generated_ = 0, n_drafted_ = 0, n_accepted_ = 0;
   uint64_t n_finished_[5] = {};
   int32_t n_persisted_loaded_ = 0;
+  // Idle saves: blocks inserted into the cache at the last save (or load), and when it was.
+  uint64_t inserted_at_save_ = 0;
+  std::chrono::steady_clock::time_point last_save_;
+  uint64_t n_persist_saves_ = 0;
   StepCostModel cost_;  // step times, for the prefill cap and the drafts worth verifying
 
   // Step scratch.

@@ -259,6 +259,7 @@ void run_agent(const Model& model, const Tokenizer& tok, const ServeBenchOptions
   ScratchDir dir(o.engine.cache_dir);
   EngineOptions eo = o.engine;
   eo.cache_dir = dir.path.string();
+  eo.persist_interval_ms = 0;  // saved at stop only (the restart check): no idle save inside the timings
   auto engine = std::make_unique<Engine>(model, tok, eo);
   Driver drv(*engine);
   const int32_t A = o.answer_tokens;

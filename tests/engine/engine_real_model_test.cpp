@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <thread>
 
 #include <unistd.h>
 
@@ -587,6 +588,70 @@ TEST(EngineRealModel, PrefixCachePersistsAcrossRestarts) {
   EXPECT_EQ(second.result.final_event.timings.n_cached, (static_cast<int32_t>(prompt.size()) - 1) / bs * bs);
   EXPECT_EQ(second.result.tokens, alone) << "output from restored KV is the same";
   EXPECT_TRUE(second.stderr_text.find("warning") == std::string::npos) << second.stderr_text;
+}
+
+// With an interval, the idle engine saves its new prefixes without being stopped (what a crash
+// would otherwise lose), once per batch of new blocks; another engine loads that file while the
+// first still runs. With no interval nothing is written before stop().
+TEST(EngineRealModel, PrefixCacheIsSavedWhileIdle) {
+  Loaded L = load("stories260K.gguf");
+  const auto prompt = long_story_prompt(L.tok);
+  const auto alone = greedy_alone(*L.model, prompt, 20, TensorType::F16);
+  auto wait_for_saves = [](const Engine& e, uint64_t n) {
+    for (int i = 0; i < 2000 && e.stats().n_persist_saves < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return e.stats().n_persist_saves;
+  };
+  {
+    TempDir dir("idle-save");
+    EngineOptions opt;
+    opt.n_threads = 1;
+    opt.cache_dir = dir.path.string();
+    opt.persist_interval_ms = 50;
+    Engine engine(*L.model, L.tok, opt);
+    EXPECT_EQ(engine.stats().n_persist_saves, 0u) << "nothing cached yet, nothing saved";
+    EXPECT_EQ(run_all(engine, {prompt}, 20)[0].tokens, alone);
+    ASSERT_EQ(wait_for_saves(engine, 1), 1u) << "saved within 10 s of going idle";
+    ASSERT_TRUE(fs::exists(dir.only_file()));
+    // Idle with nothing new: no further saves, however many intervals pass.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(engine.stats().n_persist_saves, 1u);
+
+    // The file as a crash would leave it: a second engine loads it while the first still runs.
+    EngineOptions opt2 = opt;
+    opt2.persist_interval_ms = 0;
+    Engine second(*L.model, L.tok, opt2);
+    EXPECT_GT(second.stats().n_persisted_loaded, 0);
+    const Result r = run_all(second, {prompt}, 20)[0];
+    EXPECT_EQ(r.final_event.timings.n_cached, (static_cast<int32_t>(prompt.size()) - 1) / 16 * 16);
+    EXPECT_EQ(r.tokens, alone);
+
+    // New prefixes: saved again.
+    run_all(engine, {long_story_prompt(L.tok), L.tok.encode("Tom had a small dog that liked to run in the garden "
+                                                            "every morning before breakfast, and one day", true)},
+            8);
+    EXPECT_EQ(wait_for_saves(engine, 2), 2u);
+    second.stop(Engine::StopMode::Drain);
+    engine.stop(Engine::StopMode::Drain);
+    EXPECT_EQ(engine.stats().n_persist_saves, 3u) << "and once more at stop";
+  }
+  {
+    TempDir dir("stop-only");
+    EngineOptions opt;
+    opt.n_threads = 1;
+    opt.cache_dir = dir.path.string();
+    opt.persist_interval_ms = 0;
+    Engine engine(*L.model, L.tok, opt);
+    run_all(engine, {prompt}, 20);
+    engine.wait_idle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(engine.stats().n_persist_saves, 0u);
+    EXPECT_TRUE(fs::is_empty(dir.path)) << "nothing written before stop";
+    engine.stop(Engine::StopMode::Drain);
+    EXPECT_EQ(engine.stats().n_persist_saves, 1u);
+    EXPECT_FALSE(fs::is_empty(dir.path));
+  }
 }
 
 TEST(EngineRealModel, CorruptOrForeignCacheFilesAreIgnored) {
