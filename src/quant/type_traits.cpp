@@ -53,8 +53,17 @@ const TypeTraits* find_type_traits(TensorType t) {
 const TypeTraits& type_traits(TensorType t) {
   if (const TypeTraits* tr = find_type_traits(t)) return *tr;
   const auto info = tensor_type_info(static_cast<uint32_t>(t));
-  const std::string name = info ? std::string(info->name) : "#" + std::to_string(static_cast<uint32_t>(t));
-  throw Error("tensor type " + name + " is not supported");
+  // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive in char_traits.h) on
+  // "#" + std::to_string(...).
+  std::string msg = "tensor type ";
+  if (info) {
+    msg += info->name;
+  } else {
+    msg += '#';
+    msg += std::to_string(static_cast<uint32_t>(t));
+  }
+  msg += " is not supported";
+  throw Error(msg);
 }
 
 }  // namespace edgeinfer

@@ -59,7 +59,13 @@ uint64_t fma_f32_avx512(int64_t iters, float seed, float* sink) {
 #define SUM(k) s = _mm512_add_ps(s, acc##k);
   EI_PROBE_12(SUM)
 #undef SUM
-  *sink = _mm512_reduce_add_ps(s);
+  // Lanes summed through memory: GCC 12's _mm512_reduce_add_ps warns (-Wuninitialized) inside
+  // its own header.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  float total = 0;
+  for (float x : lanes) total += x;
+  *sink = total;
   return static_cast<uint64_t>(iters) * 12 * 16 * 2;
 }
 
@@ -73,7 +79,11 @@ uint64_t read_avx512(const void* p, size_t n) {
     a3 = _mm512_xor_si512(a3, _mm512_load_si512(v + i + 3));
   }
   const __m512i s = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
-  return static_cast<uint64_t>(_mm512_reduce_add_epi64(s));
+  alignas(64) uint64_t lanes[8];  // (not _mm512_reduce_add_epi64: see fma_f32_avx512)
+  _mm512_store_si512(lanes, s);
+  uint64_t total = 0;
+  for (uint64_t x : lanes) total += x;
+  return total;
 }
 
 }  // namespace edgeinfer::probe

@@ -189,7 +189,9 @@ TEST(JinjaRandom, GeneratedTemplatesMatchPythonJinja2) {
       ++rendered;
       if (cases[i].id.rfind("statements", 0) == 0) ++rendered_statements;
       EXPECT_TRUE(ok) << cases[i].source << "\njinja2: " << ref.output << "\nours failed: " << ours;
-      if (ok) EXPECT_EQ(ours, ref.output) << cases[i].source;
+      if (ok) {
+        EXPECT_EQ(ours, ref.output) << cases[i].source;
+      }
     } else {
       ++raised;
       EXPECT_FALSE(ok) << cases[i].source << "\njinja2 raised: " << ref.error << "\nours rendered: " << ours;
