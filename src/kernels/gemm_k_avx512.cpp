@@ -72,16 +72,26 @@ inline __m512i shift32(__m512i v, int count) {
 }
 
 // Q4_K/Q5_K scales and mins from the 12 packed bytes as dwords a0, a1, a2 (see dot_k_avx512.cpp).
-inline void k4_scales(KPack& p, __m512i a0, __m512i a1, __m512i a2) {
+// The 6-bit scales and mins of 16 rows' Q4_K/Q5_K blocks as bytes, from the three dword
+// vectors of their 12 scale bytes: sc_lo/mn_lo byte i of a row's dword = sub-block i,
+// sc_hi/mn_hi byte i = sub-block 4 + i.
+struct K4ScaleBytes {
+  __m512i sc_lo, sc_hi, mn_lo, mn_hi;
+};
+inline K4ScaleBytes k4_scale_bytes(__m512i a0, __m512i a1, __m512i a2) {
   const __m512i m6 = _mm512_set1_epi32(0x3f3f3f3f), m4 = _mm512_set1_epi32(0x0f0f0f0f), m2 = _mm512_set1_epi32(0x03030303);
-  const __m512i sc_lo = _mm512_and_si512(a0, m6);
-  const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(a2, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a0, 6), m2), 4));
-  const __m512i mn_lo = _mm512_and_si512(a1, m6);
-  const __m512i mn_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(a2, 4), m4),
-                                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a1, 6), m2), 4));
+  return {_mm512_and_si512(a0, m6),
+          _mm512_or_si512(_mm512_and_si512(a2, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a0, 6), m2), 4)),
+          _mm512_and_si512(a1, m6),
+          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(a2, 4), m4),
+                          _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a1, 6), m2), 4))};
+}
+
+inline void k4_scales(KPack& p, __m512i a0, __m512i a1, __m512i a2) {
+  const K4ScaleBytes s = k4_scale_bytes(a0, a1, a2);
   for (int j = 0; j < 8; ++j) {
-    p.sc[j] = byte_u(j < 4 ? sc_lo : sc_hi, j % 4);
-    const __m512i m = byte_u(j < 4 ? mn_lo : mn_hi, j % 4);
+    p.sc[j] = byte_u(j < 4 ? s.sc_lo : s.sc_hi, j % 4);
+    const __m512i m = byte_u(j < 4 ? s.mn_lo : s.mn_hi, j % 4);
     p.pairs[j] = pair16(m, m);  // sub-block j covers bsums 2j and 2j + 1
   }
 }
@@ -326,6 +336,21 @@ struct RowSource {
 // as the 32-wide types' x16 kernels, into L2).
 constexpr size_t kX16PrefetchAhead = 4096;
 
+// Super-block sb of an x16 group of kBytes-long super-blocks, with the stream that far ahead
+// of it requested. kUnrolled: the prefetches written out (q4_k_gemv_x16 from L2: ~8% faster;
+// the tile and q6_k_gemv_x16: slower, so they keep the loop).
+template <size_t kBytes, bool kUnrolled = false>
+inline const uint8_t* x16_superblock(const uint8_t* group, int64_t sb) {
+  const uint8_t* at = group + static_cast<size_t>(sb) * kBytes;
+  if constexpr (kUnrolled) {
+#pragma GCC unroll 64
+    for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+  } else {
+    for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+  }
+  return at;
+}
+
 template <class Fmt>
 struct X16Source {
   const uint8_t* wb;
@@ -334,11 +359,7 @@ struct X16Source {
     const uint8_t* p;
   };
   Group group(int64_t r0, int) const { return {wb + static_cast<size_t>(r0 / kRows) * stride}; }
-  void unpack(const Group& g, int64_t sb, KPack& p) const {
-    const uint8_t* at = g.p + static_cast<size_t>(sb) * Fmt::kX16Bytes;
-    for (size_t o = 0; o < Fmt::kX16Bytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
-    Fmt::unpack_x16(at, p);
-  }
+  void unpack(const Group& g, int64_t sb, KPack& p) const { Fmt::unpack_x16(x16_superblock<Fmt::kX16Bytes>(g.p, sb), p); }
 };
 
 template <class Fmt, class Src>
@@ -391,8 +412,7 @@ void q6_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
     const uint8_t* g = w + static_cast<size_t>(r0 / kRows) * group_bytes;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
-      const uint8_t* at = g + static_cast<size_t>(sb) * kX16Q6KBytes;
-      for (size_t o = 0; o < kX16Q6KBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+      const uint8_t* at = x16_superblock<kX16Q6KBytes>(g, sb);
       const auto* ql = reinterpret_cast<const __m512i*>(at);
       const auto* qh = reinterpret_cast<const __m512i*>(at + FmtQ6_K::kQh);
       const BlockQ8_K& b = x[sb];
@@ -447,7 +467,6 @@ void q6_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
 void q4_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_bytes, const BlockQ8_K* x, float* y) {
   const int64_t nb = n / kQK_K;
   const __m512i lo4 = _mm512_set1_epi8(0x0F), hi4 = _mm512_set1_epi8(static_cast<char>(0xF0)),
-                m6 = _mm512_set1_epi32(0x3f3f3f3f), m4 = _mm512_set1_epi32(0x0f0f0f0f), m2 = _mm512_set1_epi32(0x03030303),
                 even16 = _mm512_set1_epi32(0x00ff00ff);
   // vpshufb controls that zero-extend byte i of every dword (a scale byte) to the dword.
   __m512i byte_of[4];
@@ -464,19 +483,11 @@ void q4_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
     const uint8_t* g = w + static_cast<size_t>(r0 / kRows) * group_bytes;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
-      const uint8_t* at = g + static_cast<size_t>(sb) * kX16Q4KBytes;
-#pragma GCC unroll 36
-      for (size_t o = 0; o < kX16Q4KBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+      const uint8_t* at = x16_superblock<kX16Q4KBytes, true>(g, sb);
       const BlockQ8_K& b = x[sb];
-      const __m512i h0 = _mm512_loadu_si512(at), a0 = _mm512_loadu_si512(at + 64), a1 = _mm512_loadu_si512(at + 128),
-                    a2 = _mm512_loadu_si512(at + 192);
-      // Scales and mins as bytes (as k4_scales): sc_lo/mn_lo byte i = sub-block i, sc_hi/mn_hi
-      // byte i = sub-block 4 + i, all 6-bit.
-      const __m512i sc_lo = _mm512_and_si512(a0, m6);
-      const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(a2, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a0, 6), m2), 4));
-      const __m512i mn_lo = _mm512_and_si512(a1, m6);
-      const __m512i mn_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(a2, 4), m4),
-                                            _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(a1, 6), m2), 4));
+      const __m512i h0 = _mm512_loadu_si512(at);
+      const auto [sc_lo, sc_hi, mn_lo, mn_hi] =
+          k4_scale_bytes(_mm512_loadu_si512(at + 64), _mm512_loadu_si512(at + 128), _mm512_loadu_si512(at + 192));
       const auto* qs = reinterpret_cast<const __m512i*>(at + FmtQ4_K::kQs);
       __m512i lo = _mm512_setzero_si512(), hi16 = _mm512_setzero_si512();
 #pragma GCC unroll 4
@@ -525,21 +536,19 @@ EDGEINFER_K_TILE(q5_k_gemm_tile_avx512, FmtQ5_K)
 EDGEINFER_K_TILE(q6_k_gemm_tile_avx512, FmtQ6_K)
 #undef EDGEINFER_K_TILE
 
-void q6_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
-                               const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ6_K>(X16Source<FmtQ6_K>{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y,
-                     y_stride);
-}
-void q6_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
-  q6_k_gemv_x16(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
-}
-void q4_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
-                               const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ4_K>(X16Source<FmtQ4_K>{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y,
-                     y_stride);
-}
-void q4_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
-  q4_k_gemv_x16(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
-}
+// The x16 entries (simd_avx512.h): the tile through X16Source, the one-column GEMV.
+#define EDGEINFER_K_X16(prefix, Fmt)                                                                             \
+  void prefix##_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, \
+                                     const void* x, size_t x_stride, float* y, size_t y_stride) {                \
+    gemm_tile<Fmt>(X16Source<Fmt>{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y,  \
+                   y_stride);                                                                                    \
+  }                                                                                                              \
+  void prefix##_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x,        \
+                                float* y) {                                                                      \
+    prefix##_gemv_x16(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y); \
+  }
+EDGEINFER_K_X16(q6_k, FmtQ6_K)
+EDGEINFER_K_X16(q4_k, FmtQ4_K)
+#undef EDGEINFER_K_X16
 
 }  // namespace edgeinfer

@@ -554,10 +554,17 @@ struct PersistRun {
   std::string stderr_text;
 };
 
-PersistRun run_with_cache_dir(const Loaded& L, const fs::path& dir, const std::vector<int32_t>& prompt) {
+// One thread, the prefix cache persisted in dir, idle saves every interval_ms (0: at stop only).
+EngineOptions cache_dir_options(const fs::path& dir, int64_t interval_ms = EngineOptions{}.persist_interval_ms) {
   EngineOptions opt;
   opt.n_threads = 1;
   opt.cache_dir = dir.string();
+  opt.persist_interval_ms = interval_ms;
+  return opt;
+}
+
+PersistRun run_with_cache_dir(const Loaded& L, const fs::path& dir, const std::vector<int32_t>& prompt) {
+  const EngineOptions opt = cache_dir_options(dir);
   PersistRun out;
   ::testing::internal::CaptureStderr();
   {
@@ -605,11 +612,7 @@ TEST(EngineRealModel, PrefixCacheIsSavedWhileIdle) {
   };
   {
     TempDir dir("idle-save");
-    EngineOptions opt;
-    opt.n_threads = 1;
-    opt.cache_dir = dir.path.string();
-    opt.persist_interval_ms = 50;
-    Engine engine(*L.model, L.tok, opt);
+    Engine engine(*L.model, L.tok, cache_dir_options(dir.path, 50));
     EXPECT_EQ(engine.stats().n_persist_saves, 0u) << "nothing cached yet, nothing saved";
     EXPECT_EQ(run_all(engine, {prompt}, 20)[0].tokens, alone);
     ASSERT_EQ(wait_for_saves(engine, 1), 1u) << "saved within 10 s of going idle";
@@ -619,17 +622,15 @@ TEST(EngineRealModel, PrefixCacheIsSavedWhileIdle) {
     EXPECT_EQ(engine.stats().n_persist_saves, 1u);
 
     // The file as a crash would leave it: a second engine loads it while the first still runs.
-    EngineOptions opt2 = opt;
-    opt2.persist_interval_ms = 0;
-    Engine second(*L.model, L.tok, opt2);
+    Engine second(*L.model, L.tok, cache_dir_options(dir.path, 0));
     EXPECT_GT(second.stats().n_persisted_loaded, 0);
     const Result r = run_all(second, {prompt}, 20)[0];
     EXPECT_EQ(r.final_event.timings.n_cached, (static_cast<int32_t>(prompt.size()) - 1) / 16 * 16);
     EXPECT_EQ(r.tokens, alone);
 
     // New prefixes: saved again.
-    run_all(engine, {long_story_prompt(L.tok), L.tok.encode("Tom had a small dog that liked to run in the garden "
-                                                            "every morning before breakfast, and one day", true)},
+    run_all(engine, {prompt, L.tok.encode("Tom had a small dog that liked to run in the garden every morning before "
+                                          "breakfast, and one day", true)},
             8);
     EXPECT_EQ(wait_for_saves(engine, 2), 2u);
     second.stop(Engine::StopMode::Drain);
@@ -638,11 +639,7 @@ TEST(EngineRealModel, PrefixCacheIsSavedWhileIdle) {
   }
   {
     TempDir dir("stop-only");
-    EngineOptions opt;
-    opt.n_threads = 1;
-    opt.cache_dir = dir.path.string();
-    opt.persist_interval_ms = 0;
-    Engine engine(*L.model, L.tok, opt);
+    Engine engine(*L.model, L.tok, cache_dir_options(dir.path, 0));
     run_all(engine, {prompt}, 20);
     engine.wait_idle();
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
