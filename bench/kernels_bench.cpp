@@ -29,6 +29,9 @@
 //                                     heads, 4 KV heads, head_dim 64) over ctx cached positions,
 //                                     head by head (attend_head)
 //   attn_group/<isa>/<kv type>/<ctx>  the same, the 8 heads of a GQA group at once (attend_group)
+//   attn_shared8/<isa>/<kv type>/<ctx> the same for 8 decoding sequences whose whole context is
+//                                     one shared prefix (attend_tokens: each block read once
+//                                     for all 8 tokens' 64 heads)
 //   attn_rowwise/<isa>/<kv type>/<ctx> head by head with the path's dot_rows / mad_rows removed
 //                                     from its table (vec_dot and vec_mad per cached row)
 // Counters: bytes_per_second = weight bytes read per second; ops = multiply-adds x 2 per
@@ -198,7 +201,7 @@ void from_float(benchmark::State& st, Isa isa, TensorType t, int64_t n) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * n * 4);
 }
 
-enum class Attn { RowWise, Head, Group };
+enum class Attn { RowWise, Head, Group, Shared8 };
 
 void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx, Attn mode) {
   const AttentionShape s{32, 4, 64, 0.125f};
@@ -219,8 +222,9 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   view.block_size = block_size;
   view.type = kv_type;
   view.block_table = table.data();
-  const auto q = random_floats(static_cast<size_t>(s.n_head * s.head_dim), rng);
-  std::vector<float> out(q.size()), scratch(attention_scratch_floats(s, block_size));
+  const int64_t n_tok = mode == Attn::Shared8 ? 8 : 1;
+  const auto q = random_floats(static_cast<size_t>(n_tok * s.n_head * s.head_dim), rng);
+  std::vector<float> out(q.size()), scratch(attention_tokens_scratch_floats(s, n_tok, block_size));
   Kernels kern = kernels_for(isa);
   if (mode == Attn::RowWise) {
     kern.dot_rows = {};
@@ -229,8 +233,17 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
     kern.mad_rows_group = {};
   }
   const int64_t n_rep = s.n_head / s.n_head_kv;
+  std::vector<AttnToken> toks(static_cast<size_t>(n_tok));
   for (auto _ : st) {
-    if (mode == Attn::Group) {
+    if (mode == Attn::Shared8) {
+      for (int64_t h = 0; h < s.n_head; h += n_rep) {
+        for (int64_t t = 0; t < n_tok; ++t) {
+          const size_t at = static_cast<size_t>((t * s.n_head + h) * s.head_dim);
+          toks[static_cast<size_t>(t)] = AttnToken{q.data() + at, out.data() + at, n_ctx, table.data()};
+        }
+        attend_tokens(kern, view, s, h, n_rep, toks, scratch.data());
+      }
+    } else if (mode == Attn::Group) {
       for (int64_t h = 0; h < s.n_head; h += n_rep) {
         attend_group(kern, view, s, h, n_rep, q.data() + h * s.head_dim, n_ctx, out.data() + h * s.head_dim, scratch.data());
       }
@@ -244,6 +257,7 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   // K and V bytes of the sequence (each read once per KV head when grouped, once per query head
   // otherwise, from cache after the first).
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * 2 * n_ctx * static_cast<int64_t>(rb));
+  st.counters["positions"] = benchmark::Counter(static_cast<double>(st.iterations() * n_tok * n_ctx), benchmark::Counter::kIsRate);
 }
 
 // Q, K and V of one input: three matmul calls or one matmul_many call, on 2 threads.
@@ -354,6 +368,8 @@ void register_all() {
         benchmark::RegisterBenchmark(("attn_head/" + name).c_str(), attention, isa, t, ctx, Attn::Head)
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("attn_group/" + name).c_str(), attention, isa, t, ctx, Attn::Group)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("attn_shared8/" + name).c_str(), attention, isa, t, ctx, Attn::Shared8)
             ->Unit(benchmark::kMicrosecond);
       }
     }

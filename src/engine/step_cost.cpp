@@ -36,9 +36,16 @@ double StepCostModel::Line::row() const {
   return std::max(0.0, slope);
 }
 
-double StepCostModel::Line::fixed() const {
-  if (w <= 0) return 0;
-  return std::max(0.0, y / w - row() * (x / w));
+double StepCostModel::row_ms(int32_t n_decode) const {
+  const Line& l = line(n_decode);
+  return std::max(l.known() ? l.row() : 0.0, row_floor_);
+}
+
+double StepCostModel::fixed_ms(int32_t n_decode) const {
+  const Line& l = line(n_decode);
+  if (!l.known()) return 0;
+  // What the line's mean point leaves beyond the rows at the rate in use.
+  return std::max(0.0, l.y / l.w - row_ms(n_decode) * (l.x / l.w));
 }
 
 double StepCostModel::base_weights_ms(int32_t n_decode) const {
@@ -47,7 +54,7 @@ double StepCostModel::base_weights_ms(int32_t n_decode) const {
   if (base_[b] > 0) return base_[b];
   // Not measured with this many: the nearest measured smaller batch plus a row per sequence.
   for (size_t s = b; s-- > 1;) {
-    if (base_[s] > 0) return base_[s] + static_cast<double>(b - s) * lines_[1].row();
+    if (base_[s] > 0) return base_[s] + static_cast<double>(b - s) * row_ms(2);
   }
   return 0;
 }
@@ -58,9 +65,15 @@ double StepCostModel::base_ms(int32_t n_decode) const {
 }
 
 void StepCostModel::observe(int32_t n_decode, int32_t n_extra, double ms, double attn_ms, int64_t attn_positions) {
-  if (n_decode <= 0 || ms <= 0) return;
-  if (attn_positions > 0 && attn_ms > 0) attn_per_pos_ = ema(attn_per_pos_, attn_ms / static_cast<double>(attn_positions));
+  if (n_decode < 0 || ms <= 0) return;
   const double w = ms - std::clamp(attn_ms, 0.0, ms);  // the part that does not grow with context
+  if (n_decode == 0) {
+    // Prompt rows only: the floor of the row cost (their attention, tiled over many rows, is
+    // not the decoding rate, so the rate is left to steps that decode).
+    if (n_extra >= kFloorRows) row_floor_ = ema(row_floor_, w / static_cast<double>(n_extra));
+    return;
+  }
+  if (attn_positions > 0 && attn_ms > 0) attn_per_pos_ = ema(attn_per_pos_, attn_ms / static_cast<double>(attn_positions));
   if (n_extra <= 0) {
     double& b = base_[std::min(static_cast<size_t>(n_decode), base_.size() - 1)];
     b = ema(b, w);
@@ -72,17 +85,16 @@ void StepCostModel::observe(int32_t n_decode, int32_t n_extra, double ms, double
 }
 
 double StepCostModel::extra_ms(int32_t n_decode, int32_t k) const {
-  const Line& l = line(n_decode);
-  if (k <= 0 || !l.known()) return 0;
-  return l.fixed() + (l.row() + attn_per_pos_ * mean_decode_pos(n_decode)) * k;
+  if (k <= 0 || !rows_known(n_decode)) return 0;
+  return fixed_ms(n_decode) + (row_ms(n_decode) + attn_per_pos_ * mean_decode_pos(n_decode)) * k;
 }
 
 int32_t StepCostModel::rows_for(int32_t n_decode, double room, double first_pos, double pos_step) const {
-  const Line& l = line(n_decode);
-  if (!l.known() || l.row() <= 0) return -1;
-  room -= l.fixed();
+  const double row = row_ms(n_decode);
+  if (!rows_known(n_decode) || row <= 0) return -1;
+  room -= fixed_ms(n_decode);
   // cost(k) = k * (row + a * first_pos) + a * pos_step * k (k - 1) / 2, increasing in k.
-  const double a = attn_per_pos_, lin = l.row() + a * first_pos, quad = a * pos_step / 2;
+  const double a = attn_per_pos_, lin = row + a * first_pos, quad = a * pos_step / 2;
   auto cost = [&](double k) { return k * lin + quad * k * (k - 1); };
   if (cost(1) > room) return 0;
   double lo = 1, hi = 2;
@@ -110,10 +122,9 @@ int32_t StepCostModel::prefill_cap(int32_t n_decode, double slack, int64_t promp
 int32_t StepCostModel::drafts_worth(int32_t n_draft, double p, int32_t n_decode) const {
   const double base = base_ms(n_decode);
   if (n_draft <= 0) return 0;
-  if (base <= 0 || !line(n_decode).known()) return n_draft;
-  const Line& l = line(n_decode);
-  const double row_cost = static_cast<double>(n_decode) * l.row();  // every stream waits for each row
-  double best = 0, net = -static_cast<double>(n_decode) * l.fixed(), pj = 1;
+  if (base <= 0 || !rows_known(n_decode)) return n_draft;
+  const double row_cost = static_cast<double>(n_decode) * row_ms(n_decode);  // every stream waits for each row
+  double best = 0, net = -static_cast<double>(n_decode) * fixed_ms(n_decode), pj = 1;
   int32_t best_d = 0;
   for (int32_t d = 1; d <= n_draft; ++d) {
     pj *= p;

@@ -12,7 +12,11 @@
 // extra rows) are not mistaken for dearer rows. base(B) is an exponential average of the time
 // outside attention of steps with exactly B decoding rows and nothing else; fixed and row a
 // weighted least-squares line through (k, that time - base(B)) of recent steps with extra rows,
-// one line for B = 1 and one for B > 1.
+// one line for B = 1 and one for B > 1. A row never costs less than a row of a large prompt
+// step without decoding rows (the matmuls' best throughput, learnt from those steps): noise in
+// base(B) can make the line's slope look free, and a free row would let a step take any
+// number of drafts or prompt tokens; before the line is measured, that floor alone is the
+// estimate, so the first batched steps are bounded too.
 #include <cstdint>
 #include <vector>
 
@@ -38,7 +42,12 @@ class StepCostModel {
   // Added cost of k extra rows in a step decoding n_decode sequences, rows at the decoding
   // sequences' mean position (0 while not measured).
   double extra_ms(int32_t n_decode, int32_t k) const;
-  double row_ms(int32_t n_decode) const { return line(n_decode).row(); }
+  // Per extra row outside attention: the line's slope, at least the floor.
+  double row_ms(int32_t n_decode) const;
+  // The floor: time outside attention per row of prompt steps without decoding rows (of at
+  // least kFloorRows rows, where the one pass over the weights is a small share); 0 until seen.
+  double row_floor_ms() const { return row_floor_; }
+  static constexpr int32_t kFloorRows = 128;
   double attention_ms_per_position() const { return attn_per_pos_; }
 
   // Extra rows a step with n_decode decoding sequences may take so that it costs at most
@@ -65,9 +74,11 @@ class StepCostModel {
     void add(double xi, double yi);
     bool known() const { return w > 0; }
     double row() const;    // slope (>= 0)
-    double fixed() const;  // intercept (>= 0)
   };
   const Line& line(int32_t n_decode) const { return n_decode <= 1 ? lines_[0] : lines_[1]; }
+  // Whether extra rows have an estimate (their line or the floor), and its fixed part.
+  bool rows_known(int32_t n_decode) const { return line(n_decode).known() || row_floor_ > 0; }
+  double fixed_ms(int32_t n_decode) const;
   double base_weights_ms(int32_t n_decode) const;  // base(B) without attention
   // Where draft rows are taken to sit: the decoding sequences' mean position.
   double mean_decode_pos(int32_t n_decode) const {
@@ -79,6 +90,7 @@ class StepCostModel {
   std::vector<double> base_;  // [B], outside attention
   Line lines_[2];             // B = 1, B > 1
   double attn_per_pos_ = 0;   // ms per attended position
+  double row_floor_ = 0;      // ms per row of large prompt-only steps, outside attention
   int64_t decode_positions_ = 0;
 };
 

@@ -36,9 +36,41 @@ TEST(StepCost, LearnsBasePerBatchAndTheCostOfExtraRows) {
   m.observe(20, 0, 100);
   EXPECT_DOUBLE_EQ(m.base_ms(8), 100);
   EXPECT_DOUBLE_EQ(m.base_ms(9), 100);
-  // Steps without decoding rows say nothing.
+  // A prompt step without decoding rows gives only the floor (3.9 ms a row), below the 10 ms
+  // measured: no change.
   m.observe(0, 512, 2000);
+  EXPECT_NEAR(m.row_floor_ms(), 2000.0 / 512, 1e-9);
   EXPECT_NEAR(m.row_ms(4), 10, 1e-9);
+  EXPECT_DOUBLE_EQ(m.base_ms(4), 60);
+}
+
+TEST(StepCost, PromptStepsFloorTheRowCost) {
+  StepCostModel m(8);
+  // Small prompt steps (the weights' one pass a large share of them) are not a floor.
+  m.observe(0, 26, 130);
+  EXPECT_EQ(m.row_floor_ms(), 0);
+  // 512 prompt rows in 1100 ms, 76 of them attention: 2 ms a row.
+  m.observe(0, 512, 1100, 76, 131328);
+  EXPECT_NEAR(m.row_floor_ms(), 2, 1e-9);
+  EXPECT_EQ(m.attention_ms_per_position(), 0);  // prompt attention is not the decoding rate
+  m.observe(4, 0, 60);
+  // No extra-row line yet: the floor bounds the first batched steps (12 ms of slack: 6 rows)
+  // instead of leaving them unlimited.
+  EXPECT_EQ(m.rows_within(4, 0.2), 6);
+  EXPECT_EQ(m.prefill_cap(4, 0.2), 6);
+  EXPECT_NEAR(m.extra_ms(4, 3), 6, 1e-9);
+  // Drafts at 4 x 2 ms a row against 60 * 0.5^d saved: two (30 - 8 + 15 - 8; the third saves 7.5).
+  EXPECT_EQ(m.drafts_worth(32, 0.5, 4), 2);
+  // Steps whose extra rows look free (base(4) measured high by noise): without the floor the
+  // slope 0 meant no limit at all; with it, still 6 rows.
+  for (int k = 1; k <= 16; ++k) m.observe(4, k, 60);
+  EXPECT_EQ(m.row_ms(4), 2);
+  EXPECT_EQ(m.rows_within(4, 0.2), 6);
+  EXPECT_EQ(m.drafts_worth(32, 0.5, 4), 2);
+  // Rows measured dearer than the floor keep their own cost.
+  for (int i = 0; i < 200; ++i) m.observe(4, 1 + i % 8, 60 + 5.0 * (1 + i % 8));
+  EXPECT_NEAR(m.row_ms(4), 5, 0.01);  // the free steps forgotten but for a trace
+  EXPECT_EQ(m.rows_within(4, 0.2), 2);
 }
 
 TEST(StepCost, SeparatesAFixedCostFromThePerRowCost) {
