@@ -16,6 +16,8 @@
 //   gemm_x16/<isa>/<type>/<rows>x<n>/512 prefill over the x16 layout (gemm_tile_x16, one call
 //                                     for all rows and 512 columns), weights from DRAM as in a
 //                                     prompt's pass over a matrix that is not cached
+//   gemm_x16_cols/<isa>/<type>/<rows>x<n>/<cols> the x16 tile on 2..16 columns (small batches; with
+//                                     gemv8_x16 for 8), weights from DRAM
 //   gemm/<isa>/<type>/<rows>x<n>/512  prefill: 512 activation rows; gemm_tile when the path has
 //                                     one (called once for all rows and columns), else vec_dot
 //   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
@@ -338,6 +340,12 @@ void register_all() {
           benchmark::RegisterBenchmark(("gemm_x16/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemv, isa, t, rows,
                                        n, true, Via::X16Tile, int64_t{512})
               ->Unit(benchmark::kMillisecond);
+          // Small batches (decoding streams plus a few prompt or draft rows), weights from DRAM.
+          for (int64_t cols : {2, 4, 9, 12, 16}) {
+            benchmark::RegisterBenchmark(("gemm_x16_cols/" + in + "/" + tn + "/" + shape + "/" + std::to_string(cols)).c_str(),
+                                         gemv, isa, t, rows, n, true, Via::X16Tile, cols)
+                ->Unit(benchmark::kMicrosecond);
+          }
         }
         if (isa == Isa::Scalar) continue;  // scalar GEMM takes seconds per iteration
         // Batched decode: 8 activation rows, weights from DRAM.

@@ -59,9 +59,12 @@ struct ActTerms {
   static constexpr bool kHasQuants = kQuants;
 };
 using ActPack = ActTerms<kPanel, true>;
-// Few columns (batched decode): every chunk's terms computed once per call, not once per row
-// group (the quants stay in the activation rows: a copy for every chunk would not fit the stack).
-using FewActPack = ActTerms<kMaxCols, false>;
+// Few columns (batched decode, with a few prompt or draft rows beside it): every chunk's terms
+// computed once per call, not once per row group (the quants stay in the activation rows: a copy
+// for every chunk would not fit the stack); up to two micro-kernel calls per chunk. 9 to 16
+// columns took the panel path before, at more than twice the time of 8 (bench_kernels
+// gemm_x16_cols).
+constexpr int kFewMaxCols = 2 * kMaxCols;
 constexpr int64_t kFewActMaxChunks = 128;  // K up to 32768 (larger K: per row group, as for panels)
 
 // 16 rows x 16 bytes at p[r] + off -> T[d] lane r = dword d of row r.
@@ -438,6 +441,56 @@ void micro_dispatch(int nc, const W& w, int kb, const Act& a, int c0, const uint
   }
 }
 
+// Few columns (n_cols <= NC, a multiple of kMaxCols): one 16-row group walks all of K, so the
+// activation terms of every chunk are computed up front and shared by all row groups (per group
+// they were ~20% of the work); per chunk one micro-kernel call per kMaxCols columns. The pack
+// has room for NC columns: 8 keep the terms of one call close together (a 16-column pack made
+// 2..8 columns ~10% slower).
+template <class Fmt, class Src, int NC>
+void few_columns(const Src& src, int64_t nb, int64_t n_rows, int64_t n_cols, const uint8_t* xb, size_t x_stride, float* y,
+                 size_t y_stride) {
+  const int64_t n_chunks = (nb + kChunkBlocks - 1) / kChunkBlocks;
+  alignas(64) WeightPack wp;
+  alignas(64) ActTerms<NC, false> fa[kFewActMaxChunks];
+  const int np = static_cast<int>(n_cols);
+  for (int64_t ch = 0; ch < n_chunks; ++ch) {
+    const int64_t k0 = ch * kChunkBlocks;
+    prepare_activations<Fmt>(xb, x_stride, np, k0, static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks), fa[ch]);
+  }
+  // The column groups of one chunk: with NC == kMaxCols one, starting at column 0.
+  auto groups = [&](auto&& call) {
+    if constexpr (NC == kMaxCols) {
+      call(np, 0);
+    } else {
+      for (int c0 = 0; c0 < np; c0 += kMaxCols) call(np - c0 < kMaxCols ? np - c0 : kMaxCols, c0);
+    }
+  };
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
+    const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
+    const typename Src::Group g = src.group(r0, nr);
+    const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+    for (int64_t ch = 0; ch < n_chunks; ++ch) {
+      const int64_t k0 = ch * kChunkBlocks;
+      const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
+      if constexpr (Src::kOneStream) {
+        // Each block is used once per column group here: loaded straight into registers
+        // (X16Weights also requests the stream ahead; a second group finds it in L1).
+        groups([&](int nc, int c0) {
+          micro_dispatch<Fmt, kMaxCols>(nc, src.direct(g, k0), kb, fa[ch], c0, xb, x_stride, k0, y + r0, y_stride, rmask,
+                                        k0 == 0);
+        });
+      } else {
+        src.prefetch_after(r0, k0, kb);
+        for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
+        groups([&](int nc, int c0) {
+          micro_dispatch<Fmt, kMaxCols>(nc, PackWeights{wp}, kb, fa[ch], c0, xb, x_stride, k0, y + r0, y_stride, rmask,
+                                        k0 == 0);
+        });
+      }
+    }
+  }
+}
+
 template <class Fmt, class Src>
 void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const void* x, size_t x_stride, float* y,
                size_t y_stride) {
@@ -447,34 +500,11 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
   alignas(64) ActPack ap;
   alignas(64) float ybuf[kRowBlock / kRows][kPanel][kRows];
   const int64_t n_chunks = (nb + kChunkBlocks - 1) / kChunkBlocks;
-  if (n_cols <= kMaxCols && n_chunks <= kFewActMaxChunks) {
-    // Few columns: one 16-row group walks all of K, so the activation terms of every chunk are
-    // computed up front and shared by all row groups (per group they were ~20% of the work).
-    alignas(64) FewActPack fa[kFewActMaxChunks];
-    const int np = static_cast<int>(n_cols);
-    for (int64_t ch = 0; ch < n_chunks; ++ch) {
-      const int64_t k0 = ch * kChunkBlocks;
-      prepare_activations<Fmt>(xb, x_stride, np, k0, static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks), fa[ch]);
-    }
-    for (int64_t r0 = 0; r0 < n_rows; r0 += kRows) {
-      const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
-      const typename Src::Group g = src.group(r0, nr);
-      const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
-      for (int64_t ch = 0; ch < n_chunks; ++ch) {
-        const int64_t k0 = ch * kChunkBlocks;
-        const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
-        if constexpr (Src::kOneStream) {
-          // Each block is used once per column group here: loaded straight into registers
-          // (X16Weights also requests the stream ahead).
-          micro_dispatch<Fmt, kMaxCols>(np, src.direct(g, k0), kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask,
-                                        k0 == 0);
-        } else {
-          src.prefetch_after(r0, k0, kb);
-          for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
-          micro_dispatch<Fmt, kMaxCols>(np, PackWeights{wp}, kb, fa[ch], 0, xb, x_stride, k0, y + r0, y_stride, rmask,
-                                        k0 == 0);
-        }
-      }
+  if (n_chunks <= kFewActMaxChunks && n_cols <= kFewMaxCols) {
+    if (n_cols <= kMaxCols) {
+      few_columns<Fmt, Src, kMaxCols>(src, nb, n_rows, n_cols, xb, x_stride, y, y_stride);
+    } else {
+      few_columns<Fmt, Src, kFewMaxCols>(src, nb, n_rows, n_cols, xb, x_stride, y, y_stride);
     }
     return;
   }

@@ -100,7 +100,7 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
         const auto w = random_weight_rows(t, n, rows, rng);
         const auto p = packed(t, n, rows, w);
         const size_t gb = x16_group_bytes(t, n);
-        for (int64_t cols : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{9}, int64_t{70}}) {
+        for (int64_t cols : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{9}, int64_t{16}, int64_t{70}}) {
           std::vector<uint8_t> x;
           for (int64_t c = 0; c < cols; ++c) {
             const auto a = activation_row(vdt, random_floats(n, 1.0f, rng));
