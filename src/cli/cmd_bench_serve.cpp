@@ -30,6 +30,7 @@ struct BenchServeCliOptions {
   int kv_block = 16;
   int batch = 512;
   int prefill_cap = -1;
+  double step_slack = 0.2;
   std::string cache_dir;
   std::string draft;
   std::string step_log;
@@ -57,6 +58,7 @@ int bench_serve(const BenchServeCliOptions& o) {
   so.engine.kv_block_size = o.kv_block;
   so.engine.max_batch_tokens = o.batch;
   so.engine.max_prefill_with_decode = o.prefill_cap;
+  so.engine.step_slack = o.step_slack;
   so.engine.speculative = !o.no_spec;
   so.engine.cache_dir = o.cache_dir;
   if (!o.kv_mem.empty()) so.engine.kv_mem_bytes = static_cast<int64_t>(parse_byte_size(o.kv_mem, "--kv-mem"));
@@ -161,6 +163,10 @@ void add_bench_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("--batch", o->batch, "Tokens per engine step")->capture_default_str()->check(CLI::Range(1, 1 << 16));
   sub->add_option("--prefill-cap", o->prefill_cap, "Prompt tokens per step while others decode (-1 adaptive, 0 none)")
       ->capture_default_str();
+  sub->add_option("--step-slack", o->step_slack,
+                  "How much slower than a plain decode step prompt tokens and drafts may make a step while others decode")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 10.0));
   sub->add_option("--draft", o->draft, "Draft model for speculative decoding (same vocabulary)");
   sub->add_option("--cache-dir", o->cache_dir, "Where the restart check persists its prefix cache (a fresh subfolder)");
   sub->add_option("--step-log", o->step_log, "Write one CSV line per engine step (sizes, cap, times) to this file");

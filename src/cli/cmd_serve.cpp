@@ -35,6 +35,7 @@ struct ServeCli {
   int batch_tokens = 512;
   double cache_save_interval_s = 60;
   bool no_speculative = false;
+  double step_slack = 0.2;
 };
 
 int serve(ServeCli& c) {
@@ -49,6 +50,7 @@ int serve(ServeCli& c) {
   o.engine.max_batch_tokens = c.batch_tokens;
   o.engine.kv_type = parse_kv_type(c.kv_type);
   o.engine.speculative = !c.no_speculative;
+  o.engine.step_slack = c.step_slack;
   o.engine.persist_interval_ms = static_cast<int64_t>(c.cache_save_interval_s * 1000.0);
   if (!c.kv_mem.empty()) o.engine.kv_mem_bytes = static_cast<int64_t>(parse_byte_size(c.kv_mem, "--kv-mem"));
   o.max_body_bytes = parse_byte_size(c.max_body, "--max-body");
@@ -113,6 +115,11 @@ void add_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("-t,--threads", c->threads, "Compute threads (0: all hardware threads)")->capture_default_str()->check(CLI::NonNegativeNumber);
   sub->add_option("--batch-tokens", c->batch_tokens, "Tokens per engine step")->capture_default_str()->check(CLI::Range(1, 65536));
   sub->add_flag("--no-speculative", c->no_speculative, "Disable prompt-lookup speculative decoding");
+  sub->add_option("--step-slack", c->step_slack,
+                  "While requests decode, new prompts' tokens and drafts may make a step at most this much slower "
+                  "(0.2: 20%): lower keeps token rates steadier, higher gives new requests their first token sooner")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 10.0));
   sub->add_option("--cache-dir", o.engine.cache_dir, "Persist hot prefix-cache blocks in this folder across restarts");
   sub->add_option("--cache-save-interval", c->cache_save_interval_s,
                   "With --cache-dir: also save while idle, at most once per this many seconds, when new prefixes were "
