@@ -59,11 +59,10 @@ struct ActTerms {
   static constexpr bool kHasQuants = kQuants;
 };
 using ActPack = ActTerms<kPanel, true>;
-// Few columns (batched decode, with a few prompt or draft rows beside it): every chunk's terms
-// computed once per call, not once per row group (the quants stay in the activation rows: a copy
-// for every chunk would not fit the stack); up to two micro-kernel calls per chunk. 9 to 16
-// columns took the panel path before, at more than twice the time of 8 (bench_kernels
-// gemm_x16_cols).
+// Most columns of the few-column path (few_columns: batched decode, with a few prompt or draft
+// rows beside it); 9 to 16 took the panel path before, at more than twice the time of 8
+// (bench_kernels gemm_x16_cols). The quants stay in the activation rows there: a copy for every
+// chunk would not fit the stack.
 constexpr int kFewMaxCols = 2 * kMaxCols;
 constexpr int64_t kFewActMaxChunks = 128;  // K up to 32768 (larger K: per row group, as for panels)
 
@@ -447,9 +446,8 @@ void micro_dispatch(int nc, const W& w, int kb, const Act& a, int c0, const uint
 // has room for NC columns: 8 keep the terms of one call close together (a 16-column pack made
 // 2..8 columns ~10% slower).
 template <class Fmt, class Src, int NC>
-void few_columns(const Src& src, int64_t nb, int64_t n_rows, int64_t n_cols, const uint8_t* xb, size_t x_stride, float* y,
-                 size_t y_stride) {
-  const int64_t n_chunks = (nb + kChunkBlocks - 1) / kChunkBlocks;
+void few_columns(const Src& src, int64_t nb, int64_t n_chunks, int64_t n_rows, int64_t n_cols, const uint8_t* xb,
+                 size_t x_stride, float* y, size_t y_stride) {
   alignas(64) WeightPack wp;
   alignas(64) ActTerms<NC, false> fa[kFewActMaxChunks];
   const int np = static_cast<int>(n_cols);
@@ -496,18 +494,18 @@ void gemm_tile(const Src& src, int64_t n, int64_t n_rows, int64_t n_cols, const 
                size_t y_stride) {
   const int64_t nb = n / kQK;
   const uint8_t* xb = static_cast<const uint8_t*>(x);
-  alignas(64) WeightPack wp;
-  alignas(64) ActPack ap;
-  alignas(64) float ybuf[kRowBlock / kRows][kPanel][kRows];
   const int64_t n_chunks = (nb + kChunkBlocks - 1) / kChunkBlocks;
   if (n_chunks <= kFewActMaxChunks && n_cols <= kFewMaxCols) {
     if (n_cols <= kMaxCols) {
-      few_columns<Fmt, Src, kMaxCols>(src, nb, n_rows, n_cols, xb, x_stride, y, y_stride);
+      few_columns<Fmt, Src, kMaxCols>(src, nb, n_chunks, n_rows, n_cols, xb, x_stride, y, y_stride);
     } else {
-      few_columns<Fmt, Src, kFewMaxCols>(src, nb, n_rows, n_cols, xb, x_stride, y, y_stride);
+      few_columns<Fmt, Src, kFewMaxCols>(src, nb, n_chunks, n_rows, n_cols, xb, x_stride, y, y_stride);
     }
     return;
   }
+  alignas(64) WeightPack wp;
+  alignas(64) ActPack ap;
+  alignas(64) float ybuf[kRowBlock / kRows][kPanel][kRows];
   for (int64_t p0 = 0; p0 < n_cols; p0 += kPanel) {
     const int np = static_cast<int>(n_cols - p0 < kPanel ? n_cols - p0 : kPanel);
     const uint8_t* xp = xb + static_cast<size_t>(p0) * x_stride;
