@@ -10,10 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "gguf/gguf_file.h"
@@ -240,16 +244,21 @@ std::string http_post_text(const std::string& path, const std::string& body, con
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-std::string make_temp_dir() {
+TempDir::TempDir() {
   char tmpl[] = "/tmp/edgeinfer-server-test-XXXXXX";
   const char* d = ::mkdtemp(tmpl);
-  return d ? d : "/tmp";
+  if (!d) throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+  path_ = d;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;  // best effort: a failed removal must not end the test run
+  std::filesystem::remove_all(path_, ec);
 }
 
 const char* cli_path() { return EDGEINFER_CLI_PATH; }
 
 ServeProcess::ServeProcess(const std::vector<std::string>& args) {
-  dir_ = make_temp_dir();
   std::vector<std::string> argv_s = {cli_path(), "serve"};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -257,8 +266,8 @@ ServeProcess::ServeProcess(const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, (dir_ + "/stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&fa, 2, (dir_ + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 1, (dir_.path() + "/stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, (dir_.path() + "/stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid = -1;
   if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) pid_ = pid;
   posix_spawn_file_actions_destroy(&fa);
@@ -311,8 +320,8 @@ int ServeProcess::wait_exit(std::chrono::milliseconds timeout) {
   }
 }
 
-std::string ServeProcess::stdout_text() const { return read_file(dir_ + "/stdout"); }
-std::string ServeProcess::stderr_text() const { return read_file(dir_ + "/stderr"); }
+std::string ServeProcess::stdout_text() const { return read_file(dir_.path() + "/stdout"); }
+std::string ServeProcess::stderr_text() const { return read_file(dir_.path() + "/stderr"); }
 
 long ServeProcess::rss_kib() const {
   std::ifstream in("/proc/" + std::to_string(pid_) + "/status");

@@ -90,6 +90,20 @@ class RawSocket {
 // "POST path HTTP/1.1" with a JSON body and Content-Length.
 std::string http_post_text(const std::string& path, const std::string& body, const std::string& extra_headers = {});
 
+// A fresh folder under /tmp (throws when none can be made), removed with its contents when the
+// object goes: the tests leave nothing behind.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 // `edgeinfer serve ARGS...` as a child process; stdout/stderr go to files in a temp folder.
 class ServeProcess {
  public:
@@ -111,7 +125,7 @@ class ServeProcess {
   int pid_ = -1;
   int port_ = 0;
   int status_ = -1;
-  std::string dir_;
+  TempDir dir_;
 };
 
 const char* cli_path();  // the edgeinfer binary built with this test
@@ -119,6 +133,5 @@ const char* cli_path();  // the edgeinfer binary built with this test
 // A copy of stories260K whose vocabulary declares fill-in-the-middle tokens (byte tokens
 // <0x01> <0x02> <0x03> as prefix / suffix / middle), written under `dir`; returns its path.
 std::string write_fim_model(const std::string& dir);
-std::string make_temp_dir();
 
 }  // namespace edgeinfer::server::test

@@ -374,7 +374,8 @@ TEST(ProtocolOptions, ChatTemplateFile) {
 }
 
 TEST(ProtocolOptions, InfillAndSuffixWithFimVocabulary) {
-  const std::string dir = make_temp_dir();
+  const TempDir tmp;
+  const std::string& dir = tmp.path();
   ServerOptions o = test_options();
   o.model_path = write_fim_model(dir);
   TestServer srv(o);

@@ -255,7 +255,8 @@ TEST(Auth, ConstantTimeCompareAndKeys) {
 }
 
 TEST(Auth, KeyFile) {
-  const std::string dir = test::make_temp_dir();
+  const test::TempDir tmp;
+  const std::string& dir = tmp.path();
   {
     std::ofstream f(dir + "/keys");
     f << "# comment\n\n  sk-one  \nsk-two\r\n";
