@@ -34,6 +34,10 @@
 //   attn_shared8/<isa>/<kv type>/<ctx> the same for 8 decoding sequences whose whole context is
 //                                     one shared prefix (attend_tokens: each block read once
 //                                     for all 8 tokens' 64 heads)
+//   attn_agent8/<isa>/<kv type>/<shared>+<tail> one decode step of 8 sequences over 22 layers'
+//                                     caches (from DRAM, as in the engine): a shared prefix and
+//                                     each sequence's own tail (tail + 8 * i positions, blocks
+//                                     interleaved); counters positions/s and ns per head-position
 //   attn_rowwise/<isa>/<kv type>/<ctx> head by head with the path's dot_rows / mad_rows removed
 //                                     from its table (vec_dot and vec_mad per cached row)
 // Counters: bytes_per_second = weight bytes read per second; ops = multiply-adds x 2 per
@@ -44,6 +48,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/attention.h"
@@ -262,6 +267,58 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   st.counters["positions"] = benchmark::Counter(static_cast<double>(st.iterations() * n_tok * n_ctx), benchmark::Counter::kIsRate);
 }
 
+// The agent workload's decode step, one thread: 8 sequences sharing a prefix of `shared`
+// positions, each with its own tail of tail + 8 * t positions (its blocks interleaved with the
+// others' in the pool, as when they decode together), over 22 layers' caches in turn (TinyLlama's
+// count, so the blocks come from DRAM as in the engine, not from a cache-resident layer).
+void attention_agent8(benchmark::State& st, Isa isa, TensorType kv_type, int64_t shared, int64_t tail) {
+  const AttentionShape s{32, 4, 64, 0.125f};
+  const int64_t kv_dim = s.n_head_kv * s.head_dim, n_layer = 22, n_tok = 8, n_rep = s.n_head / s.n_head_kv;
+  const int32_t block_size = 16;
+  const int64_t shared_blocks = shared / block_size;
+  const int64_t tail_blocks = (tail + 8 * (n_tok - 1) + block_size - 1) / block_size;
+  const int64_t n_blocks = shared_blocks + n_tok * tail_blocks;
+  std::mt19937 rng(5);
+  const size_t rb = row_bytes(kv_type, kv_dim);
+  const auto k = random_weights(kv_type, n_layer * n_blocks * block_size, kv_dim, rng);
+  const auto v = random_weights(kv_type, n_layer * n_blocks * block_size, kv_dim, rng);
+  std::vector<std::vector<int32_t>> tables(static_cast<size_t>(n_tok));
+  for (int64_t t = 0; t < n_tok; ++t) {
+    auto& tb = tables[static_cast<size_t>(t)];
+    for (int64_t b = 0; b < shared_blocks; ++b) tb.push_back(static_cast<int32_t>(b));
+    for (int64_t b = 0; b < tail_blocks; ++b) tb.push_back(static_cast<int32_t>(shared_blocks + b * n_tok + t));
+  }
+  const auto q = random_floats(static_cast<size_t>(n_tok * s.n_head * s.head_dim), rng);
+  std::vector<float> out(q.size()), scratch(attention_tokens_scratch_floats(s, n_tok, block_size));
+  const Kernels& kern = kernels_for(isa);
+  std::vector<AttnToken> toks(static_cast<size_t>(n_tok));
+  int64_t positions = 0;
+  for (int64_t t = 0; t < n_tok; ++t) positions += shared + tail + 8 * t;
+  const size_t layer_bytes = static_cast<size_t>(n_blocks * block_size) * rb;
+  for (auto _ : st) {
+    for (int64_t il = 0; il < n_layer; ++il) {
+      PagedKvView view;
+      view.k_base = k.data() + static_cast<size_t>(il) * layer_bytes;
+      view.v_base = v.data() + static_cast<size_t>(il) * layer_bytes;
+      view.block_stride = rb * block_size;
+      view.row_bytes = rb;
+      view.block_size = block_size;
+      view.type = kv_type;
+      for (int64_t h = 0; h < s.n_head; h += n_rep) {
+        for (int64_t t = 0; t < n_tok; ++t) {
+          const size_t at = static_cast<size_t>((t * s.n_head + h) * s.head_dim);
+          toks[static_cast<size_t>(t)] = AttnToken{q.data() + at, out.data() + at, shared + tail + 8 * t, tables[static_cast<size_t>(t)].data()};
+        }
+        attend_tokens(kern, view, s, h, n_rep, toks, scratch.data());
+      }
+    }
+    benchmark::DoNotOptimize(out.data());
+  }
+  st.counters["positions"] = benchmark::Counter(static_cast<double>(st.iterations() * n_layer * positions), benchmark::Counter::kIsRate);
+  st.counters["ns_per_head_pos"] = benchmark::Counter(static_cast<double>(st.iterations() * n_layer * positions * s.n_head),
+                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 // Q, K and V of one input: three matmul calls or one matmul_many call, on 2 threads.
 void qkv(benchmark::State& st, Isa isa, TensorType t, int64_t n_tok, bool many) {
   const Kernels& k = kernels_for(isa);
@@ -378,6 +435,12 @@ void register_all() {
         benchmark::RegisterBenchmark(("attn_group/" + name).c_str(), attention, isa, t, ctx, Attn::Group)
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("attn_shared8/" + name).c_str(), attention, isa, t, ctx, Attn::Shared8)
+            ->Unit(benchmark::kMicrosecond);
+      }
+      for (auto [shared, tail] : {std::pair<int64_t, int64_t>{992, 0}, {992, 160}, {0, 1024}}) {
+        const std::string name = in + "/" + std::string(tensor_type_name(t)) + "/" + std::to_string(shared) + "+" +
+                                 std::to_string(tail);
+        benchmark::RegisterBenchmark(("attn_agent8/" + name).c_str(), attention_agent8, isa, t, shared, tail)
             ->Unit(benchmark::kMicrosecond);
       }
     }
