@@ -136,4 +136,81 @@ void q5_1_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {
   *s = hsum(acc) + mins;
 }
 
+// Attention scores over a Q8_0 cache's K rows (the query quantized to Q8_0): every score has the
+// bits of q8_0_vec_dot_avx512 for that row and query.
+void q8_0_dot_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  for (int64_t r = 0; r < n_rows; ++r) q8_0_vec_dot_avx512(n, &out[r], base + static_cast<size_t>(r) * stride, x);
+}
+
+namespace {
+
+constexpr int64_t kQ8GroupMaxPairs = 4;  // head_dim up to 256
+
+// 16 K rows against n_x queries. Per 16 rows the rows' biased bytes and scales are loaded once
+// for all heads; per head the offset term (128 * the query's byte sums per lane) is computed once
+// for all rows, since it depends on the query alone (the int32 lanes are the same exact sums as
+// dot_off's). Per row the same FMA with the same scales as q8_0_vec_dot_avx512, then one
+// transposing reduction for the 16 rows (hsum16 == hsum per lane).
+void q8_0_dot16_group(int64_t n, const uint8_t* base, size_t stride, int64_t n_x, const uint8_t* xb, size_t x_stride,
+                      float* out, size_t out_stride) {
+  const int64_t nb = n / kQK;
+  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i w[16][kQ8GroupMaxPairs];
+  float dk[16][2 * kQ8GroupMaxPairs];
+  for (int r = 0; r < 16; ++r) {
+    const BlockQ8_0* a = reinterpret_cast<const BlockQ8_0*>(base + static_cast<size_t>(r) * stride);
+    int p = 0;
+    for_pairs(nb, [&](int64_t i, int64_t j, bool) {
+      w[r][p] = _mm512_xor_si512(load2x256(a[i].qs, a[j].qs), bias);
+      dk[r][2 * p] = f16_to_f32(a[i].d);
+      dk[r][2 * p + 1] = f16_to_f32(a[j].d);
+      ++p;
+    });
+  }
+  for (int64_t h = 0; h < n_x; ++h) {
+    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(xb + static_cast<size_t>(h) * x_stride);
+    __m512i q[kQ8GroupMaxPairs], off[kQ8GroupMaxPairs];
+    float dq[2 * kQ8GroupMaxPairs];
+    bool two[kQ8GroupMaxPairs];
+    int np = 0;
+    for_pairs(nb, [&](int64_t i, int64_t j, bool t) {
+      q[np] = load2x256(b[i].qs, b[j].qs);
+      off[np] = dot_u8s8(bias, q[np]);
+      dq[2 * np] = f16_to_f32(b[i].d);
+      dq[2 * np + 1] = f16_to_f32(b[j].d);
+      two[np] = t;
+      ++np;
+    });
+    __m512 acc[16];
+    for (int r = 0; r < 16; ++r) {
+      __m512 a = _mm512_setzero_ps();
+      for (int p = 0; p < np; ++p) {
+        const __m512 sc = two_scales(dk[r][2 * p] * dq[2 * p], two[p] ? dk[r][2 * p + 1] * dq[2 * p + 1] : 0.0f);
+        a = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(dot_u8s8(w[r][p], q[p]), off[p])), sc, a);
+      }
+      acc[r] = a;
+    }
+    _mm512_storeu_ps(out + static_cast<size_t>(h) * out_stride, hsum16(acc));
+  }
+}
+
+}  // namespace
+
+void q8_0_dot_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                                size_t x_stride, float* out, size_t out_stride) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  int64_t r0 = 0;
+  if (n <= 2 * kQ8GroupMaxPairs * kQK) {
+    for (; r0 + 16 <= n_rows; r0 += 16) {
+      q8_0_dot16_group(n, base + static_cast<size_t>(r0) * stride, stride, n_x, xb, x_stride, out + r0, out_stride);
+    }
+  }
+  for (int64_t h = 0; h < n_x; ++h) {
+    q8_0_dot_rows_avx512(n, n_rows - r0, base + static_cast<size_t>(r0) * stride, stride,
+                         xb + static_cast<size_t>(h) * x_stride, out + static_cast<size_t>(h) * out_stride + r0);
+  }
+}
+
 }  // namespace edgeinfer

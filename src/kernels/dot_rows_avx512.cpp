@@ -1,5 +1,6 @@
 // AVX-512 attention scores over an F16 cache's K rows: one query (dot_rows) or the query heads
 // of a GQA group at once (dot_rows_group, each K row loaded and converted once for all of them).
+// Q8_0 caches' are in dot_q_avx512.cpp, beside the Q8_0 dot product they reproduce.
 #include <immintrin.h>
 
 #include "kernels/simd_avx512.h"

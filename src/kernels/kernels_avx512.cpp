@@ -62,6 +62,11 @@ void fill_avx512_kernels(Kernels& k) {
   k.mad_rows[id(T::F16)] = f16_mad_rows_avx512;
   k.dot_rows_group[id(T::F16)] = f16_dot_rows_group_avx512;
   k.mad_rows_group[id(T::F16)] = f16_mad_rows_group_avx512;
+  k.vec_mad[id(T::Q8_0)] = q8_0_vec_mad_avx512;
+  k.dot_rows[id(T::Q8_0)] = q8_0_dot_rows_avx512;
+  k.mad_rows[id(T::Q8_0)] = q8_0_mad_rows_avx512;
+  k.dot_rows_group[id(T::Q8_0)] = q8_0_dot_rows_group_avx512;
+  k.mad_rows_group[id(T::Q8_0)] = q8_0_mad_rows_group_avx512;
 
   // BF16 weights with vdpbf16ps where the CPU has AVX512_BF16 (bf16_avx512bf16.cpp); without it
   // the AVX2 BF16 kernels stay.

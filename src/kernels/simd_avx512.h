@@ -196,5 +196,12 @@ void f16_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size
                                size_t w_stride, float* y, size_t y_stride);
 void f16_dot_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
                                size_t x_stride, float* out, size_t out_stride);
+void q8_0_vec_mad_avx512(int64_t n, float* y, const void* x, float w);
+void q8_0_mad_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
+void q8_0_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y,
+                                const float* w, size_t w_stride, float* y, size_t y_stride);
+void q8_0_dot_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
+void q8_0_dot_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                                size_t x_stride, float* out, size_t out_stride);
 
 }  // namespace edgeinfer

@@ -1,8 +1,9 @@
 // AVX-512 y += w * x for attention's weighted sum of V rows (masked tails), one head or the
-// heads of a GQA group over the same rows.
+// heads of a GQA group over the same rows; F32, F16 and Q8_0 caches.
 #include <immintrin.h>
 
 #include "kernels/simd_avx512.h"
+#include "quant/blocks.h"
 
 namespace edgeinfer {
 
@@ -55,11 +56,68 @@ void f16_mad_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t str
 
 namespace {
 
-// Each row's 16 * NV halves converted straight into registers and added into H heads' sums held in
-// registers (H * NV independent FMA chains): per element the same FMAs in the same order as
-// f16_mad_rows_avx512. Converting each row once per pass costs one vcvtph2ps per H FMAs, cheaper on
-// Zen 4 than staging the rows as f32 in memory and reloading them for every head.
-template <int NV, int H>
+// 16 values of a Q8_0 row from element 16 * j on (j within one block's two halves or beyond):
+// d * q as float, the value Q8_0's to_float gives.
+inline __m512 q8_0_values(const BlockQ8_0* b, int64_t j) {
+  const BlockQ8_0& blk = b[j / 2];
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk.qs + 16 * (j % 2)));
+  return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), _mm512_set1_ps(avx512::f16_to_f32(blk.d)));
+}
+
+}  // namespace
+
+// Q8_0: per element y + w * (d * q) with one FMA (the reference rounds w * (d * q) first).
+void q8_0_vec_mad_avx512(int64_t n, float* y, const void* x, float w) {
+  const BlockQ8_0* b = static_cast<const BlockQ8_0*>(x);
+  const __m512 wv = _mm512_set1_ps(w);
+  for (int64_t j = 0; j < n / 16; ++j) {
+    _mm512_storeu_ps(y + 16 * j, _mm512_fmadd_ps(wv, q8_0_values(b, j), _mm512_loadu_ps(y + 16 * j)));
+  }
+}
+
+void q8_0_mad_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  if (n > 128) {
+    for (int64_t r = 0; r < n_rows; ++r) q8_0_vec_mad_avx512(n, y, base + static_cast<size_t>(r) * stride, w[r]);
+    return;
+  }
+  // y stays in registers across the rows; per element the FMAs of q8_0_vec_mad_avx512 row by row.
+  __m512 acc[8];
+  const int64_t nv = n / 16;
+  for (int64_t j = 0; j < nv; ++j) acc[j] = _mm512_loadu_ps(y + 16 * j);
+  for (int64_t r = 0; r < n_rows; ++r) {
+    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(base + static_cast<size_t>(r) * stride);
+    const __m512 wv = _mm512_set1_ps(w[r]);
+    for (int64_t j = 0; j < nv; ++j) acc[j] = _mm512_fmadd_ps(wv, q8_0_values(b, j), acc[j]);
+  }
+  for (int64_t j = 0; j < nv; ++j) _mm512_storeu_ps(y + 16 * j, acc[j]);
+}
+
+namespace {
+
+// Row loaders of the group kernel: NV registers of 16 values of the row at `row`.
+struct F16Rows {
+  template <int NV>
+  static void load(const uint8_t* row, __m512 vf[NV]) {
+    const uint16_t* v = reinterpret_cast<const uint16_t*>(row);
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) vf[j] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 16 * j)));
+  }
+};
+struct Q8_0Rows {
+  template <int NV>
+  static void load(const uint8_t* row, __m512 vf[NV]) {
+    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(row);
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) vf[j] = q8_0_values(b, j);
+  }
+};
+
+// Each row's 16 * NV values converted straight into registers and added into H heads' sums held
+// in registers (H * NV independent FMA chains): per element the same FMAs in the same order as
+// the type's mad_rows. Converting each row once per pass costs one conversion per H FMAs, cheaper
+// on Zen 4 than staging the rows as f32 in memory and reloading them for every head.
+template <class Rows, int NV, int H>
 void mad16_pass(const uint8_t* base, size_t stride, int64_t n_rows, const float* w, size_t w_stride, float* y,
                 size_t y_stride) {
   __m512 acc[H][NV];
@@ -69,10 +127,8 @@ void mad16_pass(const uint8_t* base, size_t stride, int64_t n_rows, const float*
     for (int j = 0; j < NV; ++j) acc[g][j] = _mm512_loadu_ps(y + static_cast<size_t>(g) * y_stride + 16 * j);
   }
   for (int64_t r = 0; r < n_rows; ++r) {
-    const uint16_t* v = reinterpret_cast<const uint16_t*>(base + static_cast<size_t>(r) * stride);
     __m512 vf[NV];
-#pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) vf[j] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 16 * j)));
+    Rows::template load<NV>(base + static_cast<size_t>(r) * stride, vf);
 #pragma GCC unroll 8
     for (int g = 0; g < H; ++g) {
       const __m512 wv = _mm512_set1_ps(w[static_cast<size_t>(g) * w_stride + static_cast<size_t>(r)]);
@@ -88,25 +144,29 @@ void mad16_pass(const uint8_t* base, size_t stride, int64_t n_rows, const float*
 }
 
 // Heads in passes of HP: at least 8 chains to hide the FMA latency, at most 16 accumulators so that
-// they, the NV converted halves and the broadcast weight stay within the 32 zmm registers.
-template <int NV>
+// they, the NV converted rows and the broadcast weight stay within the 32 zmm registers.
+template <class Rows, int NV>
 void mad16_group(const uint8_t* base, size_t stride, int64_t n_rows, int64_t n_y, const float* w, size_t w_stride,
                  float* y, size_t y_stride) {
   constexpr int HP = NV == 1 ? 8 : NV <= 4 ? 4 : 2;
   int64_t h = 0;
   for (; h + HP <= n_y; h += HP) {
-    mad16_pass<NV, HP>(base, stride, n_rows, w + static_cast<size_t>(h) * w_stride, w_stride,
-                       y + static_cast<size_t>(h) * y_stride, y_stride);
+    mad16_pass<Rows, NV, HP>(base, stride, n_rows, w + static_cast<size_t>(h) * w_stride, w_stride,
+                             y + static_cast<size_t>(h) * y_stride, y_stride);
   }
   for (; h < n_y; ++h) {
-    mad16_pass<NV, 1>(base, stride, n_rows, w + static_cast<size_t>(h) * w_stride, w_stride,
-                      y + static_cast<size_t>(h) * y_stride, y_stride);
+    mad16_pass<Rows, NV, 1>(base, stride, n_rows, w + static_cast<size_t>(h) * w_stride, w_stride,
+                            y + static_cast<size_t>(h) * y_stride, y_stride);
   }
 }
 
 using Mad16Fn = void (*)(const uint8_t*, size_t, int64_t, int64_t, const float*, size_t, float*, size_t);
-constexpr Mad16Fn kMad16[8] = {mad16_group<1>, mad16_group<2>, mad16_group<3>, mad16_group<4>,
-                               mad16_group<5>, mad16_group<6>, mad16_group<7>, mad16_group<8>};
+constexpr Mad16Fn kMad16[8] = {mad16_group<F16Rows, 1>, mad16_group<F16Rows, 2>, mad16_group<F16Rows, 3>,
+                               mad16_group<F16Rows, 4>, mad16_group<F16Rows, 5>, mad16_group<F16Rows, 6>,
+                               mad16_group<F16Rows, 7>, mad16_group<F16Rows, 8>};
+// Q8_0 rows come in whole 32-element blocks: 2, 4, 6 or 8 registers.
+constexpr Mad16Fn kMadQ8_0[4] = {mad16_group<Q8_0Rows, 2>, mad16_group<Q8_0Rows, 4>, mad16_group<Q8_0Rows, 6>,
+                                 mad16_group<Q8_0Rows, 8>};
 
 }  // namespace
 
@@ -120,6 +180,18 @@ void f16_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size
     return;
   }
   kMad16[n / 16 - 1](base, stride, n_rows, n_y, w, w_stride, y, y_stride);
+}
+
+void q8_0_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y,
+                                const float* w, size_t w_stride, float* y, size_t y_stride) {
+  if (n > 128) {
+    for (int64_t h = 0; h < n_y; ++h) {
+      q8_0_mad_rows_avx512(n, n_rows, rows, stride, w + static_cast<size_t>(h) * w_stride,
+                           y + static_cast<size_t>(h) * y_stride);
+    }
+    return;
+  }
+  kMadQ8_0[n / 32 - 1](static_cast<const uint8_t*>(rows), stride, n_rows, n_y, w, w_stride, y, y_stride);
 }
 
 }  // namespace edgeinfer
