@@ -75,24 +75,6 @@ void q8_0_vec_mad_avx512(int64_t n, float* y, const void* x, float w) {
   }
 }
 
-void q8_0_mad_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
-  const uint8_t* base = static_cast<const uint8_t*>(rows);
-  if (n > 128) {
-    for (int64_t r = 0; r < n_rows; ++r) q8_0_vec_mad_avx512(n, y, base + static_cast<size_t>(r) * stride, w[r]);
-    return;
-  }
-  // y stays in registers across the rows; per element the FMAs of q8_0_vec_mad_avx512 row by row.
-  __m512 acc[8];
-  const int64_t nv = n / 16;
-  for (int64_t j = 0; j < nv; ++j) acc[j] = _mm512_loadu_ps(y + 16 * j);
-  for (int64_t r = 0; r < n_rows; ++r) {
-    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(base + static_cast<size_t>(r) * stride);
-    const __m512 wv = _mm512_set1_ps(w[r]);
-    for (int64_t j = 0; j < nv; ++j) acc[j] = _mm512_fmadd_ps(wv, q8_0_values(b, j), acc[j]);
-  }
-  for (int64_t j = 0; j < nv; ++j) _mm512_storeu_ps(y + 16 * j, acc[j]);
-}
-
 namespace {
 
 // Row loaders of the group kernel: NV registers of 16 values of the row at `row`.
@@ -180,6 +162,17 @@ void f16_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size
     return;
   }
   kMad16[n / 16 - 1](base, stride, n_rows, n_y, w, w_stride, y, y_stride);
+}
+
+// One head of the group kernel: y stays in registers across the rows, per element the FMAs of
+// q8_0_vec_mad_avx512 row by row.
+void q8_0_mad_rows_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  if (n > 128) {
+    for (int64_t r = 0; r < n_rows; ++r) q8_0_vec_mad_avx512(n, y, base + static_cast<size_t>(r) * stride, w[r]);
+    return;
+  }
+  kMadQ8_0[n / 32 - 1](base, stride, n_rows, 1, w, 0, y, 0);
 }
 
 void q8_0_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y,
