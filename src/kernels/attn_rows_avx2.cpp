@@ -1,6 +1,7 @@
 // AVX2 (+F16C, FMA) attention over an F16 cache's rows, one head or the query heads of a GQA
 // group at once: scores against K rows (dot_rows, dot_rows_group) and the weighted sum of V rows
-// (mad_rows, mad_rows_group). Up to 8 rows are converted to f32 once per call of the block
+// (mad_rows, mad_rows_group); for a Q8_0 cache the V side (its K side is integer, in
+// dot_q_avx2.cpp). Up to 8 rows are converted to f32 once per call of the block
 // helpers and then used by every head; the single-head entries are the group code with one head,
 // so grouped and single results are the same bits by construction.
 #include <immintrin.h>
@@ -14,23 +15,6 @@ namespace {
 
 constexpr int64_t kBlockRows = 8;
 constexpr int64_t kMaxDim = 128;  // head_dim of the fast paths (multiples of 8 up to this)
-
-// Lane r = avx2::hsum(a[r]) for 8 vectors, bit for bit (the same tree: lanes i + i+4, then
-// i + i+2, then i + i+1, three transposing levels and one permute).
-inline __m256 hsum8(const __m256 a[8]) {
-  __m256 b[4], c[2];
-  for (int m = 0; m < 4; ++m) {  // 128-bit lane 0: a[2m]'s four sums, lane 1: a[2m+1]'s
-    b[m] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x20),
-                         _mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x31));
-  }
-  for (int p = 0; p < 2; ++p) {  // lane k: [a[4p+k] two sums | a[4p+2+k] two sums]
-    c[p] = _mm256_add_ps(_mm256_shuffle_ps(b[2 * p], b[2 * p + 1], 0x44),
-                         _mm256_shuffle_ps(b[2 * p], b[2 * p + 1], 0xEE));
-  }
-  // Lane 4k + j holds the sum of a[k + 2j].
-  const __m256 e = _mm256_add_ps(_mm256_shuffle_ps(c[0], c[1], 0x88), _mm256_shuffle_ps(c[0], c[1], 0xDD));
-  return _mm256_permutevar8x32_ps(e, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-}
 
 // nr (<= 8) f16 rows of n elements to f32, row r at f + r * n.
 inline void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t n, float* f) {
@@ -72,7 +56,7 @@ struct Ops {
       }
       float* o = out + static_cast<size_t>(h) * out_stride;
       if (nr == kBlockRows) {
-        _mm256_storeu_ps(o, hsum8(acc));
+        _mm256_storeu_ps(o, avx2::hsum8(acc));
       } else {
         for (int64_t r = 0; r < nr; ++r) o[r] = avx2::hsum(acc[r]);
       }
@@ -105,6 +89,18 @@ struct Ops {
   }
 };
 
+// A Q8_0 cache's V rows (n a multiple of 32): dequantized to f32 (d * q, the values of
+// q8_0_vec_mad_avx2) and summed by the same block kernels.
+struct Q8_0Ops : Ops {
+  static void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t n, float* f) {
+    for (int64_t r = 0; r < nr; ++r) {
+      const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(base + static_cast<size_t>(r) * stride);
+      for (int64_t j = 0; j < n / 8; ++j) _mm256_store_ps(f + r * n + 8 * j, avx2::q8_0_values8(b, j));
+    }
+  }
+  static void vec_mad(int64_t n, float* y, const void* x, float w) { q8_0_vec_mad_avx2(n, y, x, w); }
+};
+
 }  // namespace
 
 void f16_dot_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
@@ -123,6 +119,15 @@ void f16_mad_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t
 
 void f16_mad_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
   attn_rows::mad_rows_group<Ops>(n, n_rows, rows, stride, 1, w, 0, y, 0);
+}
+
+void q8_0_mad_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y,
+                              const float* w, size_t w_stride, float* y, size_t y_stride) {
+  attn_rows::mad_rows_group<Q8_0Ops>(n, n_rows, rows, stride, n_y, w, w_stride, y, y_stride);
+}
+
+void q8_0_mad_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
+  attn_rows::mad_rows_group<Q8_0Ops>(n, n_rows, rows, stride, 1, w, 0, y, 0);
 }
 
 }  // namespace edgeinfer

@@ -1,6 +1,7 @@
 // NEON attention over an F16 cache's rows, one head or the query heads of a GQA group at once:
 // scores against K rows (dot_rows, dot_rows_group) and the weighted sum of V rows (mad_rows,
-// mad_rows_group). Up to 4 rows are converted to f32 once per block and used by every head; the
+// mad_rows_group); for a Q8_0 cache the V side (its K side is integer, in dot_q_neon.cpp). Up to
+// 4 rows are converted to f32 once per block and used by every head; the
 // single-head entries are the group code with one head, so grouped and single results are the
 // same bits by construction.
 #include <arm_neon.h>
@@ -92,6 +93,22 @@ struct Ops {
   }
 };
 
+// A Q8_0 cache's V rows (n a multiple of 32): dequantized to f32 (d * q, the values of
+// q8_0_vec_mad_neon) and summed by the same block kernels.
+struct Q8_0Ops : Ops {
+  static void rows_to_f32(const uint8_t* base, size_t stride, int64_t nr, int64_t n, float* f) {
+    for (int64_t r = 0; r < nr; ++r) {
+      const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(base + static_cast<size_t>(r) * stride);
+      for (int64_t j = 0; j < n / 16; ++j) {
+        float32x4_t v[4];
+        neon::q8_0_values16(b, j, v);
+        for (int k = 0; k < 4; ++k) vst1q_f32(f + r * n + 16 * j + 4 * k, v[k]);
+      }
+    }
+  }
+  static void vec_mad(int64_t n, float* y, const void* x, float w) { q8_0_vec_mad_neon(n, y, x, w); }
+};
+
 }  // namespace
 
 void f16_dot_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
@@ -110,6 +127,15 @@ void f16_mad_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t
 
 void f16_mad_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
   attn_rows::mad_rows_group<Ops>(n, n_rows, rows, stride, 1, w, 0, y, 0);
+}
+
+void q8_0_mad_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y,
+                              const float* w, size_t w_stride, float* y, size_t y_stride) {
+  attn_rows::mad_rows_group<Q8_0Ops>(n, n_rows, rows, stride, n_y, w, w_stride, y, y_stride);
+}
+
+void q8_0_mad_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y) {
+  attn_rows::mad_rows_group<Q8_0Ops>(n, n_rows, rows, stride, 1, w, 0, y, 0);
 }
 
 }  // namespace edgeinfer

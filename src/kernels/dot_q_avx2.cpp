@@ -94,4 +94,78 @@ void q5_1_vec_dot_avx2(int64_t n, float* s, const void* x, const void* y) {
   *s = dots + mins;
 }
 
+// Attention scores over a Q8_0 cache's K rows (the query quantized to Q8_0): every score has the
+// bits of q8_0_vec_dot_avx2 for that row and query.
+void q8_0_dot_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  for (int64_t r = 0; r < n_rows; ++r) q8_0_vec_dot_avx2(n, &out[r], base + static_cast<size_t>(r) * stride, x);
+}
+
+namespace {
+
+constexpr int64_t kQ8GroupMaxBlocks = 8;  // head_dim up to 256
+
+// 8 K rows against n_x queries. Per 8 rows the rows' bytes, |bytes| and scales are loaded once for
+// all heads; per head the query's blocks and scales once for all rows. Per row the chains of
+// over_blocks (even blocks in one sum, odd ones in the other, added) with the same products and
+// scales as q8_0_vec_dot_avx2, then one transposing reduction for the 8 rows (hsum8 == hsum per
+// lane), so every score has q8_0_vec_dot_avx2's bits.
+void q8_0_dot8_group(int64_t n, const uint8_t* base, size_t stride, int64_t n_x, const uint8_t* xb, size_t x_stride,
+                     float* out, size_t out_stride) {
+  const int64_t nb = n / kQK;
+  __m256i w[8][kQ8GroupMaxBlocks], aw[8][kQ8GroupMaxBlocks];
+  float dk[8][kQ8GroupMaxBlocks];
+  for (int r = 0; r < 8; ++r) {
+    const BlockQ8_0* a = reinterpret_cast<const BlockQ8_0*>(base + static_cast<size_t>(r) * stride);
+    for (int64_t i = 0; i < nb; ++i) {
+      w[r][i] = loadu256(a[i].qs);
+      aw[r][i] = _mm256_abs_epi8(w[r][i]);
+      dk[r][i] = f16_to_f32(a[i].d);
+    }
+  }
+  for (int64_t h = 0; h < n_x; ++h) {
+    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(xb + static_cast<size_t>(h) * x_stride);
+    __m256i q[kQ8GroupMaxBlocks];
+    float dq[kQ8GroupMaxBlocks];
+    for (int64_t i = 0; i < nb; ++i) {
+      q[i] = loadu256(b[i].qs);
+      dq[i] = f16_to_f32(b[i].d);
+    }
+    __m256 acc[8];
+    for (int r = 0; r < 8; ++r) {
+      const auto blk = [&](int64_t i, __m256& a) {
+        const __m256i isum = dot_u8s8(aw[r][i], _mm256_sign_epi8(q[i], w[r][i]));
+        a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dk[r][i] * dq[i]), a);
+      };
+      __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+      int64_t i = 0;
+      for (; i + 1 < nb; i += 2) {
+        blk(i, a0);
+        blk(i + 1, a1);
+      }
+      if (i < nb) blk(i, a0);
+      acc[r] = _mm256_add_ps(a0, a1);
+    }
+    _mm256_storeu_ps(out + static_cast<size_t>(h) * out_stride, hsum8(acc));
+  }
+}
+
+}  // namespace
+
+void q8_0_dot_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                              size_t x_stride, float* out, size_t out_stride) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  int64_t r0 = 0;
+  if (n <= kQ8GroupMaxBlocks * kQK) {
+    for (; r0 + 8 <= n_rows; r0 += 8) {
+      q8_0_dot8_group(n, base + static_cast<size_t>(r0) * stride, stride, n_x, xb, x_stride, out + r0, out_stride);
+    }
+  }
+  for (int64_t h = 0; h < n_x; ++h) {
+    q8_0_dot_rows_avx2(n, n_rows - r0, base + static_cast<size_t>(r0) * stride, stride,
+                       xb + static_cast<size_t>(h) * x_stride, out + static_cast<size_t>(h) * out_stride + r0);
+  }
+}
+
 }  // namespace edgeinfer

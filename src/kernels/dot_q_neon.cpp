@@ -126,4 +126,73 @@ void q8_0_vec_dot_neon(int64_t n, float* s, const void* x, const void* y) {
   });
 }
 
+// Attention scores over a Q8_0 cache's K rows (the query quantized to Q8_0): every score has the
+// bits of q8_0_vec_dot_neon for that row and query.
+void q8_0_dot_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  for (int64_t r = 0; r < n_rows; ++r) q8_0_vec_dot_neon(n, &out[r], base + static_cast<size_t>(r) * stride, x);
+}
+
+namespace {
+
+constexpr int64_t kQ8GroupMaxBlocks = 8;  // head_dim up to 256
+constexpr int kQ8GroupRows = 4;
+
+// 4 K rows against n_x queries. Per 4 rows the rows' scales are converted once for all heads; per
+// head the query's bytes and scales once for all rows. Per row the sums of accumulate_blocks
+// (block pairs in two accumulators, a last odd block in the first; then the lanes, plus the zero
+// min term) with the same products and scales as q8_0_vec_dot_neon, so every score has its bits.
+void q8_0_dot4_group(int64_t n, const uint8_t* base, size_t stride, int64_t n_x, const uint8_t* xb, size_t x_stride,
+                     float* out, size_t out_stride) {
+  const int64_t nb = n / kQK;
+  const BlockQ8_0* a[kQ8GroupRows];
+  float dk[kQ8GroupRows][kQ8GroupMaxBlocks];
+  for (int r = 0; r < kQ8GroupRows; ++r) {
+    a[r] = reinterpret_cast<const BlockQ8_0*>(base + static_cast<size_t>(r) * stride);
+    for (int64_t i = 0; i < nb; ++i) dk[r][i] = f16_to_f32(a[r][i].d);
+  }
+  for (int64_t h = 0; h < n_x; ++h) {
+    const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(xb + static_cast<size_t>(h) * x_stride);
+    int8x16_t q[kQ8GroupMaxBlocks][2];
+    float dq[kQ8GroupMaxBlocks];
+    for (int64_t i = 0; i < nb; ++i) {
+      q[i][0] = load_s8(b[i].qs);
+      q[i][1] = load_s8(b[i].qs + 16);
+      dq[i] = f16_to_f32(b[i].d);
+    }
+    float* o = out + static_cast<size_t>(h) * out_stride;
+    for (int r = 0; r < kQ8GroupRows; ++r) {
+      const auto lanes = [&](int64_t i) {
+        return vcvtq_f32_s32(dot16(dot16(vdupq_n_s32(0), load_s8(a[r][i].qs), q[i][0]), load_s8(a[r][i].qs + 16), q[i][1]));
+      };
+      float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = acc0;
+      int64_t i = 0;
+      for (; i + 2 <= nb; i += 2) {
+        acc0 = vfmaq_n_f32(acc0, lanes(i), dk[r][i] * dq[i]);
+        acc1 = vfmaq_n_f32(acc1, lanes(i + 1), dk[r][i + 1] * dq[i + 1]);
+      }
+      if (i < nb) acc0 = vfmaq_n_f32(acc0, lanes(i), dk[r][i] * dq[i]);
+      o[r] = vaddvq_f32(vaddq_f32(acc0, acc1)) + 0.0f;  // + accumulate_blocks' min term, zero for Q8_0
+    }
+  }
+}
+
+}  // namespace
+
+void q8_0_dot_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                              size_t x_stride, float* out, size_t out_stride) {
+  const uint8_t* base = static_cast<const uint8_t*>(rows);
+  const uint8_t* xb = static_cast<const uint8_t*>(x);
+  int64_t r0 = 0;
+  if (n <= kQ8GroupMaxBlocks * kQK) {
+    for (; r0 + kQ8GroupRows <= n_rows; r0 += kQ8GroupRows) {
+      q8_0_dot4_group(n, base + static_cast<size_t>(r0) * stride, stride, n_x, xb, x_stride, out + r0, out_stride);
+    }
+  }
+  for (int64_t h = 0; h < n_x; ++h) {
+    q8_0_dot_rows_neon(n, n_rows - r0, base + static_cast<size_t>(r0) * stride, stride,
+                       xb + static_cast<size_t>(h) * x_stride, out + static_cast<size_t>(h) * out_stride + r0);
+  }
+}
+
 }  // namespace edgeinfer

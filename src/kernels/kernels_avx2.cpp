@@ -50,6 +50,11 @@ void fill_avx2_kernels(Kernels& k) {
   k.mad_rows[id(T::F16)] = f16_mad_rows_avx2;
   k.dot_rows_group[id(T::F16)] = f16_dot_rows_group_avx2;
   k.mad_rows_group[id(T::F16)] = f16_mad_rows_group_avx2;
+  k.vec_mad[id(T::Q8_0)] = q8_0_vec_mad_avx2;
+  k.dot_rows[id(T::Q8_0)] = q8_0_dot_rows_avx2;
+  k.mad_rows[id(T::Q8_0)] = q8_0_mad_rows_avx2;
+  k.dot_rows_group[id(T::Q8_0)] = q8_0_dot_rows_group_avx2;
+  k.mad_rows_group[id(T::Q8_0)] = q8_0_mad_rows_group_avx2;
 }
 
 }  // namespace edgeinfer

@@ -51,6 +51,11 @@ void fill_neon_kernels(Kernels& k) {
   k.mad_rows[id(T::F16)] = f16_mad_rows_neon;
   k.dot_rows_group[id(T::F16)] = f16_dot_rows_group_neon;
   k.mad_rows_group[id(T::F16)] = f16_mad_rows_group_neon;
+  k.vec_mad[id(T::Q8_0)] = q8_0_vec_mad_neon;
+  k.dot_rows[id(T::Q8_0)] = q8_0_dot_rows_neon;
+  k.mad_rows[id(T::Q8_0)] = q8_0_mad_rows_neon;
+  k.dot_rows_group[id(T::Q8_0)] = q8_0_dot_rows_group_neon;
+  k.mad_rows_group[id(T::Q8_0)] = q8_0_mad_rows_group_neon;
 }
 
 }  // namespace edgeinfer

@@ -85,6 +85,23 @@ static inline float hsum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
 }
 
+// Lane r = avx2::hsum(a[r]) for 8 vectors, bit for bit (the same tree: lanes i + i+4, then
+// i + i+2, then i + i+1, three transposing levels and one permute).
+static inline __m256 hsum8(const __m256 a[8]) {
+  __m256 b[4], c[2];
+  for (int m = 0; m < 4; ++m) {  // 128-bit lane 0: a[2m]'s four sums, lane 1: a[2m+1]'s
+    b[m] = _mm256_add_ps(_mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x20),
+                         _mm256_permute2f128_ps(a[2 * m], a[2 * m + 1], 0x31));
+  }
+  for (int p = 0; p < 2; ++p) {  // lane k: [a[4p+k] two sums | a[4p+2+k] two sums]
+    c[p] = _mm256_add_ps(_mm256_shuffle_ps(b[2 * p], b[2 * p + 1], 0x44),
+                         _mm256_shuffle_ps(b[2 * p], b[2 * p + 1], 0xEE));
+  }
+  // Lane 4k + j holds the sum of a[k + 2j].
+  const __m256 e = _mm256_add_ps(_mm256_shuffle_ps(c[0], c[1], 0x88), _mm256_shuffle_ps(c[0], c[1], 0xDD));
+  return _mm256_permutevar8x32_ps(e, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
 static inline int32_t hsum_i32(__m256i v) {
   const __m128i a = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   const __m128i b = _mm_add_epi32(a, _mm_unpackhi_epi64(a, a));
@@ -110,6 +127,14 @@ static inline __m256i bits_to_bytes(uint32_t bits) {
       _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0x0000000000000000));
   const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
   return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+}
+
+// 8 values of a Q8_0 row from element 8 * j on: d * q as float, the value Q8_0's to_float gives
+// (attention's V rows of a Q8_0 cache).
+static inline __m256 q8_0_values8(const BlockQ8_0* b, int64_t j) {
+  const BlockQ8_0& blk = b[j / 4];
+  const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.qs + 8 * (j % 4)));
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), _mm256_set1_ps(f16_to_f32(blk.d)));
 }
 
 // 8 rows x 16 bytes at rows[r] + off -> t[d] lane r = dword d of row r (the prefill tiles'
@@ -144,6 +169,7 @@ void silu_mul_avx2(const float* gate, const float* up, float* out, int64_t n);
 // attention's y += w * x (kernels/vec_mad_avx2.cpp)
 void f32_vec_mad_avx2(int64_t n, float* y, const void* x, float w);
 void f16_vec_mad_avx2(int64_t n, float* y, const void* x, float w);
+void q8_0_vec_mad_avx2(int64_t n, float* y, const void* x, float w);
 // attention over an F16 cache's rows, one head or a GQA group (kernels/attn_rows_avx2.cpp)
 void f16_dot_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
 void f16_mad_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
@@ -151,5 +177,13 @@ void f16_dot_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t
                              size_t x_stride, float* out, size_t out_stride);
 void f16_mad_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y, const float* w,
                              size_t w_stride, float* y, size_t y_stride);
+// ... and over a Q8_0 cache's: V rows in attn_rows_avx2.cpp (the same f32 block kernels), K rows
+// in dot_q_avx2.cpp (integer dots against the Q8_0 query, the bits of q8_0_vec_dot_avx2)
+void q8_0_mad_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
+void q8_0_mad_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y,
+                              const float* w, size_t w_stride, float* y, size_t y_stride);
+void q8_0_dot_rows_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
+void q8_0_dot_rows_group_avx2(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                              size_t x_stride, float* out, size_t out_stride);
 
 }  // namespace edgeinfer

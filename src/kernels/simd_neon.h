@@ -104,6 +104,19 @@ static inline uint8x16_t bits16_to_bytes(uint32_t bits) {
   return vtstq_u8(spread, vld1q_u8(kBit));
 }
 
+// 16 values of a Q8_0 row from element 16 * j on, in 4 vectors: d * q as float, the value Q8_0's
+// to_float gives (attention's V rows of a Q8_0 cache).
+static inline void q8_0_values16(const BlockQ8_0* b, int64_t j, float32x4_t v[4]) {
+  const BlockQ8_0& blk = b[j / 2];
+  const int8x16_t q = vld1q_s8(blk.qs + 16 * (j % 2));
+  const int16x8_t lo = vmovl_s8(vget_low_s8(q)), hi = vmovl_high_s8(q);
+  const float d = f16_to_f32(blk.d);
+  v[0] = vmulq_n_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo))), d);
+  v[1] = vmulq_n_f32(vcvtq_f32_s32(vmovl_high_s16(lo)), d);
+  v[2] = vmulq_n_f32(vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi))), d);
+  v[3] = vmulq_n_f32(vcvtq_f32_s32(vmovl_high_s16(hi)), d);
+}
+
 }  // namespace neon
 // attention's online-softmax step (kernels/softmax_neon.cpp)
 float softmax_step_neon(float* x, int64_t n, float scale, float* max, float* sum);
@@ -112,6 +125,7 @@ void silu_mul_neon(const float* gate, const float* up, float* out, int64_t n);
 // attention's y += w * x (kernels/vec_mad_neon.cpp)
 void f32_vec_mad_neon(int64_t n, float* y, const void* x, float w);
 void f16_vec_mad_neon(int64_t n, float* y, const void* x, float w);
+void q8_0_vec_mad_neon(int64_t n, float* y, const void* x, float w);
 // attention over an F16 cache's rows, one head or a GQA group (kernels/attn_rows_neon.cpp)
 void f16_dot_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
 void f16_mad_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
@@ -119,5 +133,13 @@ void f16_dot_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t
                              size_t x_stride, float* out, size_t out_stride);
 void f16_mad_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y, const float* w,
                              size_t w_stride, float* y, size_t y_stride);
+// ... and over a Q8_0 cache's: V rows in attn_rows_neon.cpp (the same f32 block kernels), K rows
+// in dot_q_neon.cpp (integer dots against the Q8_0 query, the bits of q8_0_vec_dot_neon)
+void q8_0_mad_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const float* w, float* y);
+void q8_0_mad_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_y,
+                              const float* w, size_t w_stride, float* y, size_t y_stride);
+void q8_0_dot_rows_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, const void* x, float* out);
+void q8_0_dot_rows_group_neon(int64_t n, int64_t n_rows, const void* rows, size_t stride, int64_t n_x, const void* x,
+                              size_t x_stride, float* out, size_t out_stride);
 
 }  // namespace edgeinfer

@@ -29,10 +29,7 @@ TEST_P(VecMad, MatchesScalarWithinOneRounding) {
     const VecMadFn mad = k.vec_mad[static_cast<size_t>(t)];
     const VecMadFn mad_ref = ref.vec_mad[static_cast<size_t>(t)];
     ASSERT_NE(mad_ref, nullptr) << tensor_type_name(t);
-    if (t != TensorType::Q8_0) {
-      ASSERT_NE(mad, nullptr) << tensor_type_name(t);  // Q8_0: AVX-512 only so far
-    }
-    if (!mad) continue;
+    ASSERT_NE(mad, nullptr) << isa_label(GetParam()) << " " << tensor_type_name(t);
     for (int64_t n : {1, 7, 8, 15, 16, 17, 31, 32, 64, 80, 96, 128, 133, 160, 256}) {
       if (!whole_blocks(t, n)) continue;
       const auto xf = random_floats(n, 1.0f, rng);
@@ -53,6 +50,20 @@ TEST_P(VecMad, MatchesScalarWithinOneRounding) {
         }
       }
     }
+  }
+}
+
+// Every SIMD path has the row kernels of the F16 and Q8_0 caches (attention takes its GQA group
+// path only where dot_rows_group and mad_rows_group are both set), so the tests below run them.
+TEST_P(VecMad, SimdPathsHaveTheRowKernels) {
+  if (GetParam() == Isa::Scalar) GTEST_SKIP() << "the scalar path loops vec_dot / vec_mad";
+  const Kernels& k = kernels_for(GetParam());
+  for (TensorType t : {TensorType::F16, TensorType::Q8_0}) {
+    const size_t i = static_cast<size_t>(t);
+    EXPECT_NE(k.dot_rows[i], nullptr) << isa_label(GetParam()) << " " << tensor_type_name(t);
+    EXPECT_NE(k.mad_rows[i], nullptr) << isa_label(GetParam()) << " " << tensor_type_name(t);
+    EXPECT_NE(k.dot_rows_group[i], nullptr) << isa_label(GetParam()) << " " << tensor_type_name(t);
+    EXPECT_NE(k.mad_rows_group[i], nullptr) << isa_label(GetParam()) << " " << tensor_type_name(t);
   }
 }
 
