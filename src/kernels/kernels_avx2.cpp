@@ -41,6 +41,7 @@ void fill_avx2_kernels(Kernels& k) {
   k.gemm_tile[id(T::Q4_K)] = q4_k_gemm_tile_avx2;
   k.gemm_tile[id(T::Q5_K)] = q5_k_gemm_tile_avx2;
   k.gemm_tile[id(T::Q6_K)] = q6_k_gemm_tile_avx2;
+  k.gemv[id(T::Q4_0)] = q4_0_gemv_avx2;
 
   k.softmax_step = softmax_step_avx2;
   k.silu_mul = silu_mul_avx2;

@@ -54,6 +54,8 @@ void f32_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w
                         size_t x_stride, float* y, size_t y_stride);
 void bf16_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);
+// gemv_q_avx2.cpp: Q4_0 decode GEMV with the tile's bits (GemvFn).
+void q4_0_gemv_avx2(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 // gemm_k_avx2.cpp: prefill tiles of the K-quants (Q8_K activations).
 void q2_k_gemm_tile_avx2(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride, const void* x,
                          size_t x_stride, float* y, size_t y_stride);

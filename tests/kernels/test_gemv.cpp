@@ -29,8 +29,9 @@ TEST_P(Gemv, EqualsTheTileBitForBit) {
     ASSERT_NE(tile, nullptr) << "a tile-exact GEMV without a tile: " << tensor_type_name(t);
     const TypeTraits& tr = type_traits(t);
     const int64_t bs = tr.block_size;
-    // Whole 16-block chunks, chunks plus a tail, tails alone.
-    for (int64_t nblk : {int64_t{1}, int64_t{5}, int64_t{16}, int64_t{17}, int64_t{64}, int64_t{79}}) {
+    // Whole 16-block chunks, chunks plus a tail, tails alone; 300 blocks: more than the AVX2
+    // kernel prepares activations for at once (its chain goes on through y).
+    for (int64_t nblk : {int64_t{1}, int64_t{5}, int64_t{16}, int64_t{17}, int64_t{64}, int64_t{79}, int64_t{300}}) {
       const int64_t n = nblk * bs;
       const size_t rb = row_bytes(t, n), xb = row_bytes(tr.vec_dot_type, n);
       for (int64_t rows : {int64_t{1}, int64_t{3}, int64_t{16}, int64_t{17}, int64_t{45}}) {
@@ -67,6 +68,9 @@ TEST_P(Gemv, EqualsTheTileBitForBit) {
   }
   if (GetParam() == Isa::Avx512) {
     EXPECT_GE(tested, 2);  // Q4_0 and Q8_0
+  }
+  if (GetParam() == Isa::Avx2) {
+    EXPECT_GE(tested, 1);  // Q4_0
   }
   if (tested == 0) GTEST_SKIP() << "no tile-exact GEMV on " << isa_label(GetParam());
 }
