@@ -19,9 +19,9 @@ inline __m256i dot_off(__m256i u, __m256i s, __m256i off) {
 
 inline float scale(uint16_t dw, uint16_t da) { return f16_to_f32(dw) * f16_to_f32(da); }
 
-// Calls blk(i, acc) for every block, alternating two accumulators for latency.
+// Calls blk(i, acc) for every block, alternating two accumulators for latency; their sum.
 template <typename Block>
-inline float over_blocks(int64_t nb, Block blk) {
+inline __m256 over_blocks_vec(int64_t nb, Block blk) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
   int64_t i = 0;
   for (; i + 1 < nb; i += 2) {
@@ -29,7 +29,12 @@ inline float over_blocks(int64_t nb, Block blk) {
     blk(i + 1, acc1);
   }
   if (i < nb) blk(i, acc0);
-  return hsum(_mm256_add_ps(acc0, acc1));
+  return _mm256_add_ps(acc0, acc1);
+}
+
+template <typename Block>
+inline float over_blocks(int64_t nb, Block blk) {
+  return hsum(over_blocks_vec(nb, blk));
 }
 
 inline __m256i q5_weights(const uint8_t* qs, const uint8_t* qh) {
@@ -106,10 +111,9 @@ namespace {
 constexpr int64_t kQ8GroupMaxBlocks = 8;  // head_dim up to 256
 
 // 8 K rows against n_x queries. Per 8 rows the rows' bytes, |bytes| and scales are loaded once for
-// all heads; per head the query's blocks and scales once for all rows. Per row the chains of
-// over_blocks (even blocks in one sum, odd ones in the other, added) with the same products and
-// scales as q8_0_vec_dot_avx2, then one transposing reduction for the 8 rows (hsum8 == hsum per
-// lane), so every score has q8_0_vec_dot_avx2's bits.
+// all heads; per head the query's blocks and scales once for all rows. Per row over_blocks_vec
+// with the same products and scales as q8_0_vec_dot_avx2, then one transposing reduction for the
+// 8 rows (hsum8 == hsum per lane), so every score has q8_0_vec_dot_avx2's bits.
 void q8_0_dot8_group(int64_t n, const uint8_t* base, size_t stride, int64_t n_x, const uint8_t* xb, size_t x_stride,
                      float* out, size_t out_stride) {
   const int64_t nb = n / kQK;
@@ -133,18 +137,10 @@ void q8_0_dot8_group(int64_t n, const uint8_t* base, size_t stride, int64_t n_x,
     }
     __m256 acc[8];
     for (int r = 0; r < 8; ++r) {
-      const auto blk = [&](int64_t i, __m256& a) {
+      acc[r] = over_blocks_vec(nb, [&](int64_t i, __m256& a) {
         const __m256i isum = dot_u8s8(aw[r][i], _mm256_sign_epi8(q[i], w[r][i]));
         a = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(dk[r][i] * dq[i]), a);
-      };
-      __m256 a0 = _mm256_setzero_ps(), a1 = a0;
-      int64_t i = 0;
-      for (; i + 1 < nb; i += 2) {
-        blk(i, a0);
-        blk(i + 1, a1);
-      }
-      if (i < nb) blk(i, a0);
-      acc[r] = _mm256_add_ps(a0, a1);
+      });
     }
     _mm256_storeu_ps(out + static_cast<size_t>(h) * out_stride, hsum8(acc));
   }

@@ -139,9 +139,8 @@ constexpr int64_t kQ8GroupMaxBlocks = 8;  // head_dim up to 256
 constexpr int kQ8GroupRows = 4;
 
 // 4 K rows against n_x queries. Per 4 rows the rows' scales are converted once for all heads; per
-// head the query's bytes and scales once for all rows. Per row the sums of accumulate_blocks
-// (block pairs in two accumulators, a last odd block in the first; then the lanes, plus the zero
-// min term) with the same products and scales as q8_0_vec_dot_neon, so every score has its bits.
+// head the query's bytes and scales once for all rows. Per row accumulate_blocks with the same
+// products and scales as q8_0_vec_dot_neon, so every score has its bits.
 void q8_0_dot4_group(int64_t n, const uint8_t* base, size_t stride, int64_t n_x, const uint8_t* xb, size_t x_stride,
                      float* out, size_t out_stride) {
   const int64_t nb = n / kQK;
@@ -162,17 +161,11 @@ void q8_0_dot4_group(int64_t n, const uint8_t* base, size_t stride, int64_t n_x,
     }
     float* o = out + static_cast<size_t>(h) * out_stride;
     for (int r = 0; r < kQ8GroupRows; ++r) {
-      const auto lanes = [&](int64_t i) {
-        return vcvtq_f32_s32(dot16(dot16(vdupq_n_s32(0), load_s8(a[r][i].qs), q[i][0]), load_s8(a[r][i].qs + 16), q[i][1]));
-      };
-      float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = acc0;
-      int64_t i = 0;
-      for (; i + 2 <= nb; i += 2) {
-        acc0 = vfmaq_n_f32(acc0, lanes(i), dk[r][i] * dq[i]);
-        acc1 = vfmaq_n_f32(acc1, lanes(i + 1), dk[r][i + 1] * dq[i + 1]);
-      }
-      if (i < nb) acc0 = vfmaq_n_f32(acc0, lanes(i), dk[r][i] * dq[i]);
-      o[r] = vaddvq_f32(vaddq_f32(acc0, acc1)) + 0.0f;  // + accumulate_blocks' min term, zero for Q8_0
+      o[r] = accumulate_blocks(nb, [&](int64_t i, int32x4_t& lanes, float& d, float& m) {
+        lanes = dot16(dot16(vdupq_n_s32(0), load_s8(a[r][i].qs), q[i][0]), load_s8(a[r][i].qs + 16), q[i][1]);
+        d = dk[r][i] * dq[i];
+        m = 0.0f;
+      });
     }
   }
 }
