@@ -15,6 +15,7 @@
 #include <random>
 #include <thread>
 
+#include "engine/tpot_ratios.h"
 #include "quant/quantize_model.h"
 #include "util/error.h"
 
@@ -105,6 +106,18 @@ struct Rec {
         if (idx >= from && idx < to) out.push_back(gap);
       }
     }
+  }
+  // The gap before each answer token (ms) by the token's index, an event's gap shared by its
+  // tokens as in tpot_samples; -1 for the first event's tokens (no gap before them).
+  std::vector<double> gaps_by_token() const {
+    std::vector<double> g;
+    if (events.empty()) return g;
+    g.assign(static_cast<size_t>(events[0].second), -1.0);
+    for (size_t i = 1; i < events.size(); ++i) {
+      const double gap = ms_between(events[i - 1].first, events[i].first) / events[i].second;
+      g.insert(g.end(), static_cast<size_t>(events[i].second), gap);
+    }
+    return g;
   }
   void tpot_samples(std::vector<double>& out, Clock::time_point from = Clock::time_point::min(),
                     Clock::time_point to = Clock::time_point::max()) const {
@@ -359,18 +372,30 @@ void run_agent(const Model& model, const Tokenizer& tok, const ServeBenchOptions
                                 fmt("%.0f ms", cached->ttft_ms()) + " (" + std::to_string(cached->final_event.timings.n_cached) +
                                     " tokens cached) vs " + fmt("%.0f ms", ttft_alone)));
   }
-  // Target 4: time per output token of decoding streams while other prompts are prefilled,
-  // against the same streams decoding alone: a control run with the same prompts (so the same
-  // greedy tokens at the same contexts) over the same token indices. The streams' contexts grow
-  // by a token a step while the prompts are absorbed; the control charges that growth to the
-  // streams themselves, not to the prefill. p50 before the prompts arrive is printed beside it.
+  // Target 4: time per output token of decoding streams while other prompts are prefilled.
+  // The streams' contexts grow by a token a step while the prompts are absorbed (a 1050-token
+  // prompt takes about as many steps when a step's slack fits one prompt row), so their raw
+  // gaps grow with them: a control run of the same streams alone has a p99/p50 well above 1.3
+  // without any prefill. The target is taken on local ratios (tpot_ratios.h: each gap over the
+  // median of its stream's neighbouring gaps in the window), which keep stalls and drop trends;
+  // beside it, the steady cost the prompt rows add: the median of paired ratios against that
+  // control (same prompts, so the same greedy tokens at the same contexts and token indices),
+  // held to the scheduler's slack (step_slack, 20%). The raw figures are printed too.
   {
     log(o, "agent: 4 decoding streams while 2 cold prompts are prefilled");
     std::vector<std::vector<int32_t>> prompts;
     for (int i = 0; i < 4; ++i) prompts.push_back(cat(system, src.draw(o.turn_tokens)));
     const int32_t stream_tokens = engine->n_ctx() - o.system_tokens - o.turn_tokens - 1;
     std::vector<RecPtr> streams;
-    for (const auto& p : prompts) streams.push_back(drv.submit(greedy(p, stream_tokens)));
+    // Without speculation here: decoding alone, the control would verify drafts (a random-weight
+    // model's greedy answers repeat, and prompt lookup finds them) while the streams beside a
+    // prefill mostly would not, and the pairs would compare speculation, not the prefill.
+    auto stream = [&](const std::vector<int32_t>& p) {
+      GenerationRequest r = greedy(p, stream_tokens);
+      r.speculative = false;
+      return r;
+    };
+    for (const auto& p : prompts) streams.push_back(drv.submit(stream(p)));
     drv.wait_tokens(streams, 16);
     const auto w0 = Clock::now();
     for (uint64_t k = 0; k < 2; ++k) {
@@ -392,18 +417,33 @@ void run_agent(const Model& model, const Tokenizer& tok, const ServeBenchOptions
     }
     log(o, "agent: the same 4 streams alone (control)");
     std::vector<RecPtr> control;
-    for (const auto& p : prompts) control.push_back(drv.submit(greedy(p, stream_tokens)));
+    for (const auto& p : prompts) control.push_back(drv.submit(stream(p)));
     drv.wait_tokens(control, last + 1);
     for (const auto& s : control) engine->cancel(s->id);
     drv.wait_all(control);
     std::vector<double> control_gaps;
     for (size_t i = 0; i < control.size(); ++i) control[i]->tpot_samples_of_tokens(control_gaps, range[i].first, range[i].second);
-    const LatencySummary b = summarize(base), d = summarize(during), c = summarize(control_gaps);
-    rep.targets.push_back(check("agent: TPOT p99 while prompts prefill / p50 of the same tokens decoded alone", d.p99 / c.p50, 1.3,
-                                false,
-                                "p99 " + fmt("%.0f ms", d.p99) + " (p50 " + fmt("%.0f ms", d.p50) + ", " + std::to_string(d.n) +
-                                    " tokens during prefill) vs p50 " + fmt("%.0f ms", c.p50) + " alone (p99 " +
-                                    fmt("%.0f ms", c.p99) + "), p50 " + fmt("%.0f ms", b.p50) + " before the prompts (4 streams)"));
+    constexpr size_t kRadius = 8;  // gaps i-8 .. i+8 as the reference of token i
+    std::vector<double> local, paired, control_local;
+    for (size_t i = 0; i < streams.size(); ++i) {
+      const std::vector<double> g = streams[i]->gaps_by_token(), gc = control[i]->gaps_by_token();
+      append_local_ratios(g, range[i].first, range[i].second, kRadius, local);
+      append_paired_ratios(g, gc, range[i].first, range[i].second, kRadius, paired);
+      append_local_ratios(gc, range[i].first, range[i].second, kRadius, control_local);  // the machine's own jitter
+    }
+    const LatencySummary b = summarize(base), d = summarize(during), c = summarize(control_gaps), l = summarize(local),
+                         pr = summarize(paired), cl = summarize(control_local);
+    rep.targets.push_back(check("agent: TPOT p99/p50 while prompts prefill, each gap over its stream's 17 neighbours", l.p99 / l.p50,
+                                1.3, false,
+                                std::to_string(l.n) + " tokens; the same tokens alone: " + fmt("%.3f", cl.p50 > 0 ? cl.p99 / cl.p50 : 0) +
+                                    "; raw: p99 " + fmt("%.0f ms", d.p99) + " p50 " + fmt("%.0f ms", d.p50) +
+                                    " (p99/p50 " + fmt("%.2f", d.p50 > 0 ? d.p99 / d.p50 : 0) + ") during prefill vs p50 " +
+                                    fmt("%.0f ms", c.p50) + " p99 " + fmt("%.0f ms", c.p99) + " alone, p50 " + fmt("%.0f ms", b.p50) +
+                                    " before the prompts (4 streams)"));
+    rep.targets.push_back(check("agent: TPOT while prompts prefill / the same tokens decoded alone, median of per-token pairs",
+                                pr.p50, 1.0 + eo.step_slack, false,
+                                "p99 " + fmt("%.3f", pr.p99) + " (with the drift between the two runs; no speculation in either), " + std::to_string(pr.n) +
+                                    " tokens"));
   }
   // Target 5: restart with the prefix cache persisted.
   {
