@@ -387,21 +387,17 @@ void prepare_activations(const uint8_t* x, size_t x_stride, int np, int64_t k0, 
   }
 }
 
-// y[c][r0 + r] (+)= the chunk's dots for NC columns starting at panel column c0. One int32
+// acc[c] += the chunk's dots for NC columns starting at panel column c0, 16 rows. One int32
 // chain per column (8 vpdpbusd; the NC chains interleaved hide the latency), then the block's
 // one FMA by dw * da per column. The chains' split does not matter (integer sums are exact);
 // the FMAs' order is the one every tile-exact kernel follows.
 template <class Fmt, int NC, class Act, class W>
-void micro_kernel(const W& w, int kb, const Act& a, int c0, const uint8_t* x, size_t x_stride,
-                  int64_t k0, float* y, size_t y_stride, __mmask16 rmask, bool first) {
+__attribute__((always_inline)) inline void accumulate_chunk(const W& w, int kb, const Act& a, int c0, const uint8_t* x,
+                                                            size_t x_stride, int64_t k0, __m512 (&acc)[NC]) {
   using XB = typename Fmt::XBlock;
   // Every loop over columns is unrolled so that the arrays live in registers (GCC otherwise kept
   // acc in memory, stored it every block and zeroed it with rep stos: a tenth of the tile's
-  // time). A zero mask loads zeros without touching y.
-  const __mmask16 lmask = first ? __mmask16{0} : rmask;
-  __m512 acc[NC];
-#pragma GCC unroll 8
-  for (int c = 0; c < NC; ++c) acc[c] = _mm512_maskz_loadu_ps(lmask, y + static_cast<size_t>(c0 + c) * y_stride);
+  // time).
   // Where block b's quants of column c are: in the pack, or in the activation rows.
   const auto quants = [&](int b, int c) -> const int8_t* {
     if constexpr (Act::kHasQuants) {
@@ -427,8 +423,50 @@ void micro_kernel(const W& w, int kb, const Act& a, int c0, const uint8_t* x, si
       if constexpr (Fmt::kAffine) acc[c] = _mm512_fmadd_ps(w.mins(b), _mm512_set1_ps(a.s[c0 + c][b]), acc[c]);
     }
   }
+}
+
+// y[c][r0 + r] (+)= the chunk's dots (accumulate_chunk) for NC columns starting at panel
+// column c0. A zero mask loads zeros without touching y.
+template <class Fmt, int NC, class Act, class W>
+void micro_kernel(const W& w, int kb, const Act& a, int c0, const uint8_t* x, size_t x_stride,
+                  int64_t k0, float* y, size_t y_stride, __mmask16 rmask, bool first) {
+  const __mmask16 lmask = first ? __mmask16{0} : rmask;
+  __m512 acc[NC];
+#pragma GCC unroll 8
+  for (int c = 0; c < NC; ++c) acc[c] = _mm512_maskz_loadu_ps(lmask, y + static_cast<size_t>(c0 + c) * y_stride);
+  accumulate_chunk<Fmt, NC>(w, kb, a, c0, x, x_stride, k0, acc);
 #pragma GCC unroll 8
   for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + static_cast<size_t>(c0 + c) * y_stride, rmask, acc[c]);
+}
+
+// One 16-row group's whole K for NC columns (NC <= kMaxCols) from a source read in place (the
+// x16 layout), the sums in registers from the first chunk to the last: stored to y once. (A
+// micro-kernel call per chunk stored them and loaded them back at the next chunk; y's columns
+// lie an output row apart, the masked reload waited on the masked store, and those loads took
+// a fifth of an 8-column GEMM's samples.) Same operations in the same order as micro_kernel
+// chunk after chunk, so the same bits.
+template <class Fmt, int NC, class Src, class Act>
+void group_kernel(const Src& src, const typename Src::Group& g, int64_t nb, int64_t n_chunks, const Act* fa, int c0,
+                  const uint8_t* x, size_t x_stride, float* y, size_t y_stride, __mmask16 rmask) {
+  __m512 acc[NC];
+#pragma GCC unroll 8
+  for (int c = 0; c < NC; ++c) acc[c] = _mm512_setzero_ps();
+  for (int64_t ch = 0; ch < n_chunks; ++ch) {
+    const int64_t k0 = ch * kChunkBlocks;
+    const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
+    accumulate_chunk<Fmt, NC>(src.direct(g, k0), kb, fa[ch], c0, x, x_stride, k0, acc);
+  }
+#pragma GCC unroll 8
+  for (int c = 0; c < NC; ++c) _mm512_mask_storeu_ps(y + static_cast<size_t>(c0 + c) * y_stride, rmask, acc[c]);
+}
+
+template <class Fmt, int NC, class Src, class Act>
+void group_dispatch(int nc, const Src& src, const typename Src::Group& g, int64_t nb, int64_t n_chunks, const Act* fa,
+                    int c0, const uint8_t* x, size_t x_stride, float* y, size_t y_stride, __mmask16 rmask) {
+  if constexpr (NC > 0) {
+    if (nc == NC) return group_kernel<Fmt, NC>(src, g, nb, n_chunks, fa, c0, x, x_stride, y, y_stride, rmask);
+    return group_dispatch<Fmt, NC - 1>(nc, src, g, nb, n_chunks, fa, c0, x, x_stride, y, y_stride, rmask);
+  }
 }
 
 template <class Fmt, int NC, class Act, class W>
@@ -467,6 +505,13 @@ void few_columns(const Src& src, int64_t nb, int64_t n_chunks, int64_t n_rows, i
     const int nr = static_cast<int>(n_rows - r0 < kRows ? n_rows - r0 : kRows);
     const typename Src::Group g = src.group(r0, nr);
     const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
+    if constexpr (Src::kOneStream) {
+      // Per column group, the row group's whole K with the sums in registers.
+      groups([&](int nc, int c0) {
+        group_dispatch<Fmt, kMaxCols>(nc, src, g, nb, n_chunks, fa, c0, xb, x_stride, y + r0, y_stride, rmask);
+      });
+      continue;
+    }
     for (int64_t ch = 0; ch < n_chunks; ++ch) {
       const int64_t k0 = ch * kChunkBlocks;
       const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
