@@ -97,16 +97,6 @@ struct Rec {
     }
     return n;
   }
-  // tpot_samples of the tokens with index (in the answer) in [from, to).
-  void tpot_samples_of_tokens(std::vector<double>& out, size_t from, size_t to) const {
-    size_t idx = events.empty() ? 0 : static_cast<size_t>(events[0].second);
-    for (size_t i = 1; i < events.size(); ++i) {
-      const double gap = ms_between(events[i - 1].first, events[i].first) / events[i].second;
-      for (int32_t k = 0; k < events[i].second; ++k, ++idx) {
-        if (idx >= from && idx < to) out.push_back(gap);
-      }
-    }
-  }
   // The gap before each answer token (ms) by the token's index, an event's gap shared by its
   // tokens as in tpot_samples; -1 for the first event's tokens (no gap before them).
   std::vector<double> gaps_by_token() const {
@@ -429,12 +419,14 @@ void run_agent(const Model& model, const Tokenizer& tok, const ServeBenchOptions
     drv.wait_tokens(control, last + 1);
     for (const auto& s : control) engine->cancel(s->id);
     drv.wait_all(control);
-    std::vector<double> control_gaps;
-    for (size_t i = 0; i < control.size(); ++i) control[i]->tpot_samples_of_tokens(control_gaps, range[i].first, range[i].second);
     constexpr size_t kRadius = 8;  // gaps i-8 .. i+8 as the reference of token i
-    std::vector<double> local, paired, control_local;
+    std::vector<double> control_gaps, local, paired, control_local;
     for (size_t i = 0; i < streams.size(); ++i) {
       const std::vector<double> g = streams[i]->gaps_by_token(), gc = control[i]->gaps_by_token();
+      // The control's gaps of the window's tokens (the first event's tokens have none).
+      for (size_t t = range[i].first; t < std::min(range[i].second, gc.size()); ++t) {
+        if (gc[t] >= 0) control_gaps.push_back(gc[t]);
+      }
       append_local_ratios(g, range[i].first, range[i].second, kRadius, local);
       append_paired_ratios(g, gc, range[i].first, range[i].second, kRadius, paired);
       append_local_ratios(gc, range[i].first, range[i].second, kRadius, control_local);  // the machine's own jitter

@@ -480,9 +480,10 @@ void micro_dispatch(int nc, const W& w, int kb, const Act& a, int c0, const uint
 
 // Few columns (n_cols <= NC, a multiple of kMaxCols): one 16-row group walks all of K, so the
 // activation terms of every chunk are computed up front and shared by all row groups (per group
-// they were ~20% of the work); per chunk one micro-kernel call per kMaxCols columns. The pack
-// has room for NC columns: 8 keep the terms of one call close together (a 16-column pack made
-// 2..8 columns ~10% slower).
+// they were ~20% of the work). A source read in place (x16) goes through group_kernel, the row
+// group's whole K per kMaxCols columns; GGUF rows are unpacked a chunk at a time, with one
+// micro-kernel call per chunk and kMaxCols columns. The pack has room for NC columns: 8 keep the
+// terms of one call close together (a 16-column pack made 2..8 columns ~10% slower).
 template <class Fmt, class Src, int NC>
 void few_columns(const Src& src, int64_t nb, int64_t n_chunks, int64_t n_rows, int64_t n_cols, const uint8_t* xb,
                  size_t x_stride, float* y, size_t y_stride) {
@@ -506,23 +507,16 @@ void few_columns(const Src& src, int64_t nb, int64_t n_chunks, int64_t n_rows, i
     const typename Src::Group g = src.group(r0, nr);
     const __mmask16 rmask = static_cast<__mmask16>((1u << nr) - 1);
     if constexpr (Src::kOneStream) {
-      // Per column group, the row group's whole K with the sums in registers.
+      // Per column group, the row group's whole K with the sums in registers; the blocks come
+      // straight into registers (X16Weights also requests the stream ahead; a second column
+      // group finds them in L1 or L2).
       groups([&](int nc, int c0) {
         group_dispatch<Fmt, kMaxCols>(nc, src, g, nb, n_chunks, fa, c0, xb, x_stride, y + r0, y_stride, rmask);
       });
-      continue;
-    }
-    for (int64_t ch = 0; ch < n_chunks; ++ch) {
-      const int64_t k0 = ch * kChunkBlocks;
-      const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
-      if constexpr (Src::kOneStream) {
-        // Each block is used once per column group here: loaded straight into registers
-        // (X16Weights also requests the stream ahead; a second group finds it in L1).
-        groups([&](int nc, int c0) {
-          micro_dispatch<Fmt, kMaxCols>(nc, src.direct(g, k0), kb, fa[ch], c0, xb, x_stride, k0, y + r0, y_stride, rmask,
-                                        k0 == 0);
-        });
-      } else {
+    } else {
+      for (int64_t ch = 0; ch < n_chunks; ++ch) {
+        const int64_t k0 = ch * kChunkBlocks;
+        const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
         src.prefetch_after(r0, k0, kb);
         for (int b = 0; b < kb; ++b) src.unpack(g, k0 + b, wp, b);
         groups([&](int nc, int c0) {
