@@ -106,9 +106,11 @@ struct X16Block {
   }
 };
 
-// How far ahead of the chunk being read the x16 kernels request the stream (bytes): one
-// contiguous stream per thread at DRAM speed needs more lines in flight than the hardware
-// prefetcher keeps. The requests go to L2 (T2), not L1: a chunk's ~36 lines asked for at once
+// How far ahead of the chunk being read the x16 tiles request the stream (bytes): their
+// compute-bound loops need the lines in flight before they get to them. (The one-column GEMV,
+// memory-bound, requests nothing: its plain sequential reads are what the hardware prefetcher
+// follows best. With the burst below it ran slower on Zen 4: gemv_x16 q4_0 5632x2048 from DRAM
+// 248-272 us without vs 289-315 with; tiny1b Q8_0 tg64 on 1 thread 26.3/25.9 vs 19.5/19.2 tok/s.) The requests go to L2 (T2), not L1: a chunk's ~36 lines asked for at once
 // fill the core's few L1 miss buffers, and the prefetch instructions then stall the kernel
 // (on Zen 4 a fifth of the tile's samples sat on them; tiny1b Q4_0 tg64 2 threads, alternating:
 // 1 stream 46.4/51.3 vs 36.9/39.7 tok/s, 8 streams 132.4/130.4 vs 107.2/91.0 with T0).
@@ -266,8 +268,8 @@ struct X16Weights {  // straight from an x16 group into registers (few columns: 
   __m512 block(int b, __m512i q[8]) const {
     const X16Block<Fmt::kX16Vectors> at(g, nb, k0 + b);
     // The stream ahead of every line read here: a few requests per block, not x16_prefetch's
-    // burst per chunk, which stalls this compute-bound loop on full miss buffers (the
-    // memory-bound one-column GEMV keeps the burst: it lost ~5% with this).
+    // burst per chunk, which stalls this compute-bound loop on full miss buffers. (Without any
+    // request this loop waits on memory: tiny1b Q4_0 tg32 x8 ~145 vs ~255 tok/s.)
     const char* qa = reinterpret_cast<const char*>(at.q) + kX16PrefetchAhead;
     for (int j = 0; j < Fmt::kX16Vectors; ++j) _mm_prefetch(qa + 64 * j, _MM_HINT_T2);
     _mm_prefetch(reinterpret_cast<const char*>(at.sc) + kX16PrefetchAhead, _MM_HINT_T2);
@@ -602,6 +604,7 @@ void gemm_tile_x16(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, siz
 // One column over the x16 layout: micro_kernel<Fmt, 1>'s operations on each block, in the same
 // order (the block's exact integer sum, here in two chains, then one FMA by dw * da), with the
 // quants unpacked into registers instead of a WeightPack, so every element has the tile's bits.
+// The weights are read in order with no prefetch requests (see kX16PrefetchAhead).
 template <class Fmt>
 void gemv_x16(int64_t n, int64_t n_rows, const void* w, size_t group_bytes, const void* xv, float* y) {
   static_assert(!Fmt::kAffine);
@@ -631,7 +634,6 @@ void gemv_x16(int64_t n, int64_t n_rows, const void* w, size_t group_bytes, cons
         const int64_t k0 = ch * kChunkBlocks;
         const int kb = static_cast<int>(nb - k0 < kChunkBlocks ? nb - k0 : kChunkBlocks);
         const ActTerms<1, false>& a = fa[ch - s0];
-        x16_prefetch(g + static_cast<size_t>(k0) * Block::kBlockBytes, static_cast<size_t>(kb) * Block::kBlockBytes);
         for (int b = 0; b < kb; ++b) {
           const Block at(g, nb, k0 + b);
           __m512i q[8];
