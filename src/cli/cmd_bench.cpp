@@ -3,6 +3,7 @@
 // compute probes of the same run and each figure's roofline ratio (engine/bench.h).
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -102,7 +103,12 @@ int bench(const BenchCliOptions& o) {
     }
     char roof[128] = "-";
     if (r.peak > 0) {
-      if (r.basis == "read bandwidth") {
+      if (r.basis == "read bandwidth" && !r.rep_peak.empty()) {
+        // The median bandwidth beside the repetitions, and their range.
+        const auto [lo, hi] = std::minmax_element(r.rep_peak.begin(), r.rep_peak.end());
+        std::snprintf(roof, sizeof roof, "%5.1f%% of %.1f GB/s read (%.0f-%.0f)", 100 * r.roofline, r.peak / 1e9,
+                      *lo / 1e9, *hi / 1e9);
+      } else if (r.basis == "read bandwidth") {
         std::snprintf(roof, sizeof roof, "%5.1f%% of %.1f GB/s read", 100 * r.roofline, r.peak / 1e9);
       } else {
         std::snprintf(roof, sizeof roof, "%5.1f%% of %.0f G %s", 100 * r.roofline, r.peak / 1e9,
@@ -145,6 +151,7 @@ int bench(const BenchCliOptions& o) {
                           {"stddev", r.stddev}};
       if (r.peak > 0) {
         x["roofline"] = {{"achieved", r.achieved}, {"peak", r.peak}, {"ratio", r.roofline}, {"basis", r.basis}};
+        if (!r.rep_peak.empty()) x["roofline"]["peak_per_repetition"] = r.rep_peak;
       }
       if (o.profile) x["profile"] = profile_json(r.profile);
       j["results"].push_back(std::move(x));
@@ -158,6 +165,12 @@ int bench(const BenchCliOptions& o) {
     }
     std::printf("weights streamed per generated token: %.2f MiB; matmul ops per token: %.2f G\n",
                 rep.stream_bytes_per_token / 1048576.0, rep.matmul_ops_per_token / 1e9);
+    bool any_tg = false;
+    for (const BenchResult& r : rep.results) any_tg = any_tg || !r.rep_peak.empty();
+    if (any_tg) {
+      std::printf("tg roofline: the median of each repetition's bytes/s over the read bandwidth probed just before\n"
+                  "and after it (the higher); GB/s: the median of those probes (their range in brackets)\n");
+    }
   }
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "kv/kv_storage.h"
@@ -21,6 +22,8 @@ namespace edgeinfer {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Passes of each read-bandwidth probe taken between generation repetitions (the best counts).
+constexpr int kBracketPasses = 2;
 
 template <class F>
 void for_each_matrix(const Model& m, F&& f) {
@@ -194,7 +197,11 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
       rep.probes.push_back(probe);
     }
     BenchBatch seq(model, kernels, pool, n_ctx, max_par, opt.kv_type);
+    std::optional<ReadProbe> bracket;
+    if (opt.probes && max_n > 0) bracket.emplace(pool, opt.probe_options.read_bytes);
 
+    // With r.rep_peak (one peak per repetition, measured beside it), the roofline is the median
+    // of the repetitions' own ratios and `peak` the median of those peaks; otherwise `peak`.
     auto finish = [&](BenchResult& r, double work_per_token, double peak, const char* basis) {
       r.median = median_of(r.tok_s);
       double mean = 0;
@@ -206,6 +213,12 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
         r.peak = peak;
         r.roofline = r.achieved / peak;
         r.basis = basis;
+        if (!r.rep_peak.empty()) {
+          std::vector<double> ratios;
+          for (size_t i = 0; i < r.tok_s.size(); ++i) ratios.push_back(work_per_token * r.tok_s[i] / r.rep_peak[i]);
+          r.peak = median_of(r.rep_peak);
+          r.roofline = median_of(ratios);
+        }
       }
       if (on_result) on_result(r);
       rep.results.push_back(std::move(r));
@@ -275,11 +288,20 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
         run_once();  // warm-up
         ForwardProfile prof;
         if (opt.profile) seq.set_profile(&prof);
+        // The read bandwidth is probed again between repetitions (these VMs' bandwidth drifts
+        // over seconds): each repetition is compared with the higher of the probes just before
+        // and just after it.
+        double bw_before = bracket ? bracket->measure(kBracketPasses) : 0;
         for (int i = 0; i < opt.reps; ++i) {
           const auto t0 = Clock::now();
           run_once();
           const double s = std::chrono::duration<double>(Clock::now() - t0).count();
           r.tok_s.push_back(static_cast<double>(ng) * np / s);
+          if (bracket) {
+            const double bw_after = bracket->measure(kBracketPasses);
+            r.rep_peak.push_back(std::max(bw_before, bw_after));
+            bw_before = bw_after;
+          }
         }
         seq.set_profile(nullptr);
         r.profile = prof;

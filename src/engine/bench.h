@@ -13,7 +13,8 @@
 // Each test runs once as a warm-up, then `reps` times; the figure is the median ± the sample
 // standard deviation of the repetitions.
 // Roofline: generation against memory bandwidth (bytes the weights and KV cache stream per token ×
-// tok/s ÷ probed read bandwidth), prompt processing against compute (matmul + attention ops per
+// tok/s ÷ probed read bandwidth; the bandwidth is probed again beside every repetition, and the
+// figure is the median of the repetitions' own ratios), prompt processing against compute (matmul + attention ops per
 // token × tok/s ÷ the probed int8 dot-product peak for quantized weights, the FP32 FMA peak for
 // float weights).
 #include <cstdint>
@@ -60,6 +61,10 @@ struct BenchResult {
   double peak = 0;
   double roofline = 0;
   std::string basis;     // "read bandwidth", "int8 peak", "fp32 fma peak"
+  // Generation tests with probes: the read bandwidth beside each repetition (the higher of the
+  // probes just before and after it); roofline is then the median of the repetitions' own
+  // ratios and peak the median of these.
+  std::vector<double> rep_peak;
   ForwardProfile profile;  // filled with BenchOptions::profile
 };
 

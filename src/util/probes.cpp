@@ -141,33 +141,43 @@ double probe_fma_peak(ThreadPool& pool, const ProbeOptions& opt) {
   });
 }
 
-double probe_read_bandwidth(ThreadPool& pool, const ProbeOptions& opt) {
-  const Paths p = paths();
+ReadProbe::ReadProbe(ThreadPool& pool, size_t bytes) : pool_(pool) {
   const int nth = pool.size();
   // Each thread's slice is a multiple of 4 KiB, so every slice is 64-byte aligned and a multiple
   // of 256 bytes as the read loops require.
-  const size_t per_thread = std::max<size_t>(4096, opt.read_bytes / static_cast<size_t>(nth) / 4096 * 4096);
-  const size_t total = per_thread * static_cast<size_t>(nth);
+  per_thread_ = std::max<size_t>(4096, bytes / static_cast<size_t>(nth) / 4096 * 4096);
+  const size_t total = per_thread_ * static_cast<size_t>(nth);
   void* raw = std::aligned_alloc(4096, total);
   if (!raw) throw Error("bandwidth probe: cannot allocate " + std::to_string(total >> 20) + " MiB");
-  std::unique_ptr<void, decltype(&std::free)> buf(raw, &std::free);
-  auto* bytes = static_cast<uint8_t*>(raw);
+  buf_.reset(raw);
+  auto* b = static_cast<uint8_t*>(raw);
   // Touch with nonzero data from the thread that will read it (first-touch placement; and the
   // kernel's shared zero page would make an untouched buffer look infinitely fast).
-  pool.run([&](int ith, int) { std::memset(bytes + per_thread * static_cast<size_t>(ith), 0x5a ^ ith, per_thread); });
+  const size_t per = per_thread_;
+  pool.run([&](int ith, int) { std::memset(b + per * static_cast<size_t>(ith), 0x5a ^ ith, per); });
+}
+
+double ReadProbe::measure(int passes) {
+  const Paths p = paths();
+  const int nth = pool_.size();
+  const size_t per = per_thread_;
+  const auto* b = static_cast<const uint8_t*>(buf_.get());
   std::vector<uint64_t> sums(static_cast<size_t>(nth) * 8);
   double best = 0;
-  for (int pass = 0; pass < std::max(1, opt.read_passes); ++pass) {
+  for (int pass = 0; pass < std::max(1, passes); ++pass) {
     const auto t0 = Clock::now();
-    pool.run([&](int ith, int) {
-      sums[static_cast<size_t>(ith) * 8] += p.read(bytes + per_thread * static_cast<size_t>(ith), per_thread);
-    });
+    pool_.run([&](int ith, int) { sums[static_cast<size_t>(ith) * 8] += p.read(b + per * static_cast<size_t>(ith), per); });
     const double s = seconds(t0, Clock::now());
-    best = std::max(best, static_cast<double>(total) / s);
+    best = std::max(best, static_cast<double>(per * static_cast<size_t>(nth)) / s);
   }
   volatile uint64_t keep = sums[0];
   (void)keep;
   return best;
+}
+
+double probe_read_bandwidth(ThreadPool& pool, const ProbeOptions& opt) {
+  ReadProbe probe(pool, opt.read_bytes);
+  return probe.measure(opt.read_passes);
 }
 
 ProbeResult run_probes(ThreadPool& pool, const ProbeOptions& opt) {

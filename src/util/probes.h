@@ -6,6 +6,8 @@
 // supports, or EDGEINFER_ISA), so a forced path is compared with its own peak.
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <string>
 
 namespace edgeinfer {
@@ -28,6 +30,23 @@ struct ProbeResult {
 
 // Every thread of `pool` streams its share of one buffer; the best of read_passes passes.
 double probe_read_bandwidth(ThreadPool& pool, const ProbeOptions& opt = {});
+
+// The read-bandwidth probe with its buffer kept, so that it can be taken again and again
+// (bench measures it beside every decode repetition: these VMs' bandwidth drifts over seconds).
+class ReadProbe {
+ public:
+  ReadProbe(ThreadPool& pool, size_t bytes);
+  // Bytes/s: the best of `passes` passes over the whole buffer on all of the pool's threads.
+  double measure(int passes);
+
+ private:
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  ThreadPool& pool_;
+  size_t per_thread_ = 0;
+  std::unique_ptr<void, Free> buf_;
+};
 // Every thread runs the register-only loop; ops of all threads / wall time, best of 3.
 double probe_int8_peak(ThreadPool& pool, const ProbeOptions& opt = {});
 double probe_fma_peak(ThreadPool& pool, const ProbeOptions& opt = {});

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <vector>
 
 #include "engine/bench.h"
 #include "kernels/kernels.h"
@@ -33,6 +34,16 @@ TEST(Probes, GivePlausibleFigures) {
   EXPECT_LT(r.fma_flops, 1e13);
 }
 
+TEST(Probes, ReadProbeCanBeTakenAgain) {
+  ThreadPool pool(2);
+  ReadProbe probe(pool, size_t{16} << 20);
+  for (int i = 0; i < 3; ++i) {
+    const double bw = probe.measure(2);
+    EXPECT_GT(bw, 0.5e9);
+    EXPECT_LT(bw, 2e12);
+  }
+}
+
 TEST(Bench, RunsPpAndTgOnSynthLlama) {
   auto model = Model::load(data_file("models/synth-llama-q4_0.gguf"));
   BenchOptions bo;
@@ -60,6 +71,20 @@ TEST(Bench, RunsPpAndTgOnSynthLlama) {
     EXPECT_GT(r.median, 1.0);
     EXPECT_GT(r.roofline, 0.0);
     EXPECT_EQ(r.basis, r.test[0] == 't' ? "read bandwidth" : "int8 peak");
+    if (r.test[0] == 't') {
+      // One bandwidth beside every repetition; the figure is the median of their own ratios.
+      ASSERT_EQ(r.rep_peak.size(), 3u);
+      std::vector<double> ratios;
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_GT(r.rep_peak[i], 0.5e9);
+        ratios.push_back(r.achieved / r.median * r.tok_s[i] / r.rep_peak[i]);
+      }
+      EXPECT_DOUBLE_EQ(r.roofline, median_of(ratios));
+      EXPECT_DOUBLE_EQ(r.peak, median_of(r.rep_peak));
+    } else {
+      EXPECT_TRUE(r.rep_peak.empty());
+      EXPECT_DOUBLE_EQ(r.roofline, r.achieved / r.peak);
+    }
     // Every timed forward call was profiled, and the ops account for the time.
     EXPECT_EQ(r.profile.forward_calls, r.test[0] == 't' ? 3u * 8u : 3u);
     EXPECT_GT(r.profile.total(), 0.0);
