@@ -19,10 +19,13 @@ constexpr int64_t kTokenChunk = 64;
 // Below this many multiply-adds a matmul runs on the calling thread alone: the hand-off to the
 // pool costs more than the work (tiny models, the last rows of a batch).
 constexpr int64_t kMinParallelMacs = 1 << 16;
-// A pool run cuts each matrix into at most this many parts per thread, of at least
-// kMinChunksPerPart row chunks each (see run_jobs).
-constexpr int kPartsPerThread = 4;
-constexpr int64_t kMinChunksPerPart = 8;
+// A pool run hands out parts of 1 / (kGuidedShare · threads) of the row chunks left, of at least
+// kMinChunksPerPart chunks, kMinChunksPerPrefillPart when the products have more than
+// kFewTokens rows (see run_jobs).
+constexpr int64_t kGuidedShare = 2;
+constexpr int64_t kMinChunksPerPart = 2;
+constexpr int64_t kMinChunksPerPrefillPart = 8;
+constexpr int64_t kFewTokens = 16;
 // Most matrices one pool run takes (matmul_many's limit).
 constexpr size_t kMaxJobs = 8;
 
@@ -83,13 +86,13 @@ class MatmulJob {
   }
 
   int64_t macs() const { return w_->n_out * w_->n_in * n_tokens_; }
+  int64_t n_tokens() const { return n_tokens_; }
   int64_t n_chunks() const { return (w_->n_out + kRowChunk - 1) / kRowChunk; }
 
-  // Computes part ith of nth: a contiguous range of 16-row chunks, so whoever runs it streams one
-  // slice of the weights.
-  void run_slice(int ith, int nth) const {
+  // Computes row chunks [c0, c1) (16 rows each), so whoever runs it streams one slice of the
+  // weights.
+  void run_chunks(int64_t c0, int64_t c1) const {
     const int64_t n_out = w_->n_out;
-    const int64_t c0 = n_chunks() * ith / nth, c1 = n_chunks() * (ith + 1) / nth;
     const int64_t r0 = c0 * kRowChunk, r1 = std::min(n_out, c1 * kRowChunk);
     if (r0 >= r1) return;
     const uint8_t* wr = wdata_ + static_cast<size_t>(r0 / rows_per_stride_) * wstride_;
@@ -171,35 +174,38 @@ class MatmulJob {
   int64_t rows_per_stride_ = 1;
 };
 
-// Runs the jobs in one hand-off to the pool (or on the caller when the work is small). Each job
-// is cut into a few parts per thread, of whole 16-row chunks and at least kMinChunksPerPart of
-// them (the tile shares per-column work across the rows of a call), and the threads take parts
-// in order from a shared counter: a thread that falls behind (a core shared with another
-// process) leaves its remaining parts to the others instead of holding up the whole step.
-// Which thread computes a row does not change its bits.
+// Runs the jobs in one hand-off to the pool (or on the caller when the work is small). The jobs'
+// 16-row chunks are taken in order from a shared position, in parts that shrink as the work
+// runs out (guided scheduling): each part is 1 / (kGuidedShare · threads) of what is left, at
+// least min_part chunks and never across two jobs. Large parts first keep the tile's
+// per-call work (activation terms shared by all the rows of a call) small; small parts last
+// leave little for the other threads to wait on when the step ends, and a thread that falls
+// behind (a core shared with another process) leaves the rest to the others. Which thread
+// computes a row does not change its bits.
 void run_jobs(ThreadPool& pool, std::span<const MatmulJob> jobs) {
   int64_t macs = 0;
   for (const MatmulJob& j : jobs) macs += j.macs();
   if (pool.size() == 1 || macs < kMinParallelMacs) {
-    for (const MatmulJob& j : jobs) j.run_slice(0, 1);
+    for (const MatmulJob& j : jobs) j.run_chunks(0, j.n_chunks());
     return;
   }
-  const int nth = pool.size();
-  int64_t first_part[kMaxJobs + 1];
-  int64_t parts[kMaxJobs];
-  first_part[0] = 0;
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    parts[i] = std::clamp<int64_t>(jobs[i].n_chunks() / kMinChunksPerPart, nth, int64_t{kPartsPerThread} * nth);
-    first_part[i + 1] = first_part[i] + parts[i];
-  }
-  const int64_t total = first_part[jobs.size()];
+  const int64_t nth = pool.size();
+  int64_t first_chunk[kMaxJobs + 1];  // job i's chunks are [first_chunk[i], first_chunk[i + 1])
+  first_chunk[0] = 0;
+  for (size_t i = 0; i < jobs.size(); ++i) first_chunk[i + 1] = first_chunk[i] + jobs[i].n_chunks();
+  const int64_t total = first_chunk[jobs.size()];
+  const int64_t min_part = jobs[0].n_tokens() > kFewTokens ? kMinChunksPerPrefillPart : kMinChunksPerPart;
   std::atomic<int64_t> next{0};
   pool.run([&](int, int) {
     size_t i = 0;
-    for (int64_t u = next.fetch_add(1, std::memory_order_relaxed); u < total;
-         u = next.fetch_add(1, std::memory_order_relaxed)) {
-      while (u >= first_part[i + 1]) ++i;
-      jobs[i].run_slice(static_cast<int>(u - first_part[i]), static_cast<int>(parts[i]));
+    int64_t pos = next.load(std::memory_order_relaxed);
+    while (pos < total) {
+      while (pos >= first_chunk[i + 1]) ++i;
+      const int64_t size = std::min(std::max(min_part, (total - pos) / (kGuidedShare * nth)), first_chunk[i + 1] - pos);
+      if (next.compare_exchange_weak(pos, pos + size, std::memory_order_relaxed)) {
+        jobs[i].run_chunks(pos - first_chunk[i], pos + size - first_chunk[i]);
+        pos = next.load(std::memory_order_relaxed);
+      }
     }
   });
 }

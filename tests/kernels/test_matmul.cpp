@@ -3,6 +3,7 @@
 // steps give every sequence the numbers it would get alone.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -126,6 +127,55 @@ TEST_P(Matmul, ManyProductsEqualEachAlone) {
   const MatmulOutput mixed[] = {{&wa, ya.data()}, {&wb, yb.data()}};
   MatmulScratch sc;
   EXPECT_THROW(matmul_many(k, pool1, mixed, xx.data(), 1, sc), Error);
+}
+
+// The pool's parts (guided: shrinking as the rows run out, never across two products) cover
+// every output row exactly once, for decode (small parts) and prefill (larger ones), on 2 and 3
+// threads, with row counts that are not whole chunks: each output equals the 1-thread one.
+TEST_P(Matmul, PoolPartsCoverEveryRowOnce) {
+  const Kernels& k = kernels_for(GetParam());
+  std::mt19937 rng(5);
+  ThreadPool pool1(1), pool2(2), pool3(3);
+  const int64_t n = 256;
+  const int64_t n_outs[] = {16 * 37 + 5, 16 * 61, 3};
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<WeightMatrix> ws;
+  const size_t rb = row_bytes(TensorType::Q8_0, n);
+  for (int64_t rows : n_outs) {
+    std::vector<uint8_t> d(rb * static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) {
+      const auto row = random_weight_row(TensorType::Q8_0, n, rng);
+      std::memcpy(&d[static_cast<size_t>(r) * rb], row.data(), rb);
+    }
+    data.push_back(std::move(d));
+    ws.push_back(WeightMatrix{TensorType::Q8_0, n, rows, data.back().data(), rb});
+  }
+  for (int64_t n_tok : {1, 20}) {
+    const auto x = random_floats(n * n_tok, 1.0f, rng);
+    std::vector<std::vector<float>> want;
+    for (const WeightMatrix& w : ws) {
+      want.emplace_back(static_cast<size_t>(w.n_out * n_tok));
+      MatmulScratch s;
+      matmul(k, pool1, w, x.data(), n_tok, want.back().data(), s);
+    }
+    for (ThreadPool* pool : {&pool2, &pool3}) {
+      std::vector<std::vector<float>> ys;
+      std::vector<MatmulOutput> outs;
+      for (const WeightMatrix& w : ws) ys.emplace_back(static_cast<size_t>(w.n_out * n_tok), std::nanf(""));
+      for (size_t i = 0; i < ws.size(); ++i) outs.push_back({&ws[i], ys[i].data()});
+      MatmulScratch scratch;
+      matmul_many(k, *pool, outs, x.data(), n_tok, scratch);
+      for (size_t i = 0; i < ws.size(); ++i) {
+        ASSERT_EQ(std::memcmp(want[i].data(), ys[i].data(), sizeof(float) * want[i].size()), 0)
+            << isa_label(GetParam()) << " product " << i << " tokens " << n_tok << " threads " << pool->size();
+      }
+      // One product alone in the pool as well.
+      std::vector<float> y(want[1].size(), std::nanf(""));
+      MatmulScratch s;
+      matmul(k, *pool, ws[1], x.data(), n_tok, y.data(), s);
+      ASSERT_EQ(std::memcmp(want[1].data(), y.data(), sizeof(float) * y.size()), 0) << "tokens " << n_tok;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, Matmul, ::testing::ValuesIn(supported_isas()),
