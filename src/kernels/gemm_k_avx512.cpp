@@ -337,16 +337,19 @@ struct RowSource {
 constexpr size_t kX16PrefetchAhead = 4096;
 
 // Super-block sb of an x16 group of kBytes-long super-blocks, with the stream that far ahead
-// of it requested. kUnrolled: the prefetches written out (q4_k_gemv_x16 from L2: ~8% faster;
-// the tile and q6_k_gemv_x16: slower, so they keep the loop).
-template <size_t kBytes, bool kUnrolled = false>
+// of it requested, one request per kStep bytes. kUnrolled: the prefetches written out
+// (q4_k_gemv_x16 from L2: ~8% faster; the tile and q6_k_gemv_x16: slower, so they keep the
+// loop). kStep 128 (every other line; the L2's adjacent-line prefetch brings the pair's other
+// half): q4_k_gemv_x16 5632x2048 from DRAM on 1 thread 250-270 us against 324-359 with a
+// request per line; q6_k_gemv_x16 did not gain (433-498 vs 437-450 us), so it keeps 64.
+template <size_t kBytes, bool kUnrolled = false, size_t kStep = 64>
 inline const uint8_t* x16_superblock(const uint8_t* group, int64_t sb) {
   const uint8_t* at = group + static_cast<size_t>(sb) * kBytes;
   if constexpr (kUnrolled) {
 #pragma GCC unroll 64
-    for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+    for (size_t o = 0; o < kBytes; o += kStep) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
   } else {
-    for (size_t o = 0; o < kBytes; o += 64) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
+    for (size_t o = 0; o < kBytes; o += kStep) _mm_prefetch(reinterpret_cast<const char*>(at) + kX16PrefetchAhead + o, _MM_HINT_T2);
   }
   return at;
 }
@@ -483,7 +486,7 @@ void q4_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
     const uint8_t* g = w + static_cast<size_t>(r0 / kRows) * group_bytes;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
-      const uint8_t* at = x16_superblock<kX16Q4KBytes, true>(g, sb);
+      const uint8_t* at = x16_superblock<kX16Q4KBytes, true, 128>(g, sb);
       const BlockQ8_K& b = x[sb];
       const __m512i h0 = _mm512_loadu_si512(at);
       const auto [sc_lo, sc_hi, mn_lo, mn_hi] =
