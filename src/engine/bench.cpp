@@ -192,13 +192,15 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
     if (nth < 1) throw Error("bench: thread count must be at least 1");
     ThreadPool pool(nth);
     ProbeResult probe;
+    // The read probe's buffer, kept for the probes between generation repetitions.
+    std::optional<ReadProbe> bracket;
     if (opt.probes) {
-      probe = run_probes(pool, opt.probe_options);
+      bracket.emplace(pool, opt.probe_options.read_bytes);
+      probe = run_probes(pool, opt.probe_options, &*bracket);
       rep.probes.push_back(probe);
+      if (max_n == 0) bracket.reset();
     }
     BenchBatch seq(model, kernels, pool, n_ctx, max_par, opt.kv_type);
-    std::optional<ReadProbe> bracket;
-    if (opt.probes && max_n > 0) bracket.emplace(pool, opt.probe_options.read_bytes);
 
     // With r.rep_peak (one peak per repetition, measured beside it), the roofline is the median
     // of the repetitions' own ratios and `peak` the median of those peaks; otherwise `peak`.

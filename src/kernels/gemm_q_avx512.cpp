@@ -110,8 +110,9 @@ struct X16Block {
 // compute-bound loops need the lines in flight before they get to them. (The one-column GEMV,
 // memory-bound, requests nothing: its plain sequential reads are what the hardware prefetcher
 // follows best. With the burst below it ran slower on Zen 4: gemv_x16 q4_0 5632x2048 from DRAM
-// 248-272 us without vs 289-315 with; tiny1b Q8_0 tg64 on 1 thread 26.3/25.9 vs 19.5/19.2 tok/s.) The requests go to L2 (T2), not L1: a chunk's ~36 lines asked for at once
-// fill the core's few L1 miss buffers, and the prefetch instructions then stall the kernel
+// 248-272 us without vs 289-315 with; tiny1b Q8_0 tg64 on 1 thread 26.3/25.9 vs 19.5/19.2
+// tok/s.) The requests go to L2 (T2), not L1: a chunk's ~36 lines asked for at once fill the
+// core's few L1 miss buffers, and the prefetch instructions then stall the kernel
 // (on Zen 4 a fifth of the tile's samples sat on them; tiny1b Q4_0 tg64 2 threads, alternating:
 // 1 stream 46.4/51.3 vs 36.9/39.7 tok/s, 8 streams 132.4/130.4 vs 107.2/91.0 with T0).
 constexpr size_t kX16PrefetchAhead = 4096;

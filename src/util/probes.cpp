@@ -180,11 +180,11 @@ double probe_read_bandwidth(ThreadPool& pool, const ProbeOptions& opt) {
   return probe.measure(opt.read_passes);
 }
 
-ProbeResult run_probes(ThreadPool& pool, const ProbeOptions& opt) {
+ProbeResult run_probes(ThreadPool& pool, const ProbeOptions& opt, ReadProbe* read) {
   ProbeResult r;
   r.threads = pool.size();
   r.isa = std::string(isa_name(paths().isa));
-  r.read_bytes_per_s = probe_read_bandwidth(pool, opt);
+  r.read_bytes_per_s = read ? read->measure(opt.read_passes) : probe_read_bandwidth(pool, opt);
   r.int8_ops_per_s = probe_int8_peak(pool, opt);
   r.fma_flops = probe_fma_peak(pool, opt);
   return r;

@@ -47,10 +47,13 @@ class ReadProbe {
   size_t per_thread_ = 0;
   std::unique_ptr<void, Free> buf_;
 };
+
+// All three on `pool`'s threads; the read bandwidth through `read` when given (its buffer,
+// already touched, is reused), else through a buffer of opt.read_bytes made for the call.
+ProbeResult run_probes(ThreadPool& pool, const ProbeOptions& opt = {}, ReadProbe* read = nullptr);
 // Every thread runs the register-only loop; ops of all threads / wall time, best of 3.
 double probe_int8_peak(ThreadPool& pool, const ProbeOptions& opt = {});
 double probe_fma_peak(ThreadPool& pool, const ProbeOptions& opt = {});
-// All three on `pool`'s threads.
-ProbeResult run_probes(ThreadPool& pool, const ProbeOptions& opt = {});
+
 
 }  // namespace edgeinfer
