@@ -27,6 +27,9 @@ std::vector<Shape> shapes(TensorType t) {
   // Float types: K over several of a tile's K chunks with a tail, rows over several row
   // blocks, columns over two panels with a partial column group.
   if (bs == 1) v.push_back({1037, 70, 55});
+  // Float types: K long enough that AVX-512's F16 tile narrows its panels of converted
+  // activations (384 KiB of F32 in L2: 36 columns here), over two panels.
+  if (bs == 1) v.push_back({2600, 13, 41});
   return v;
 }
 
