@@ -282,14 +282,14 @@ void micro_kernel(const KPack& p, const BlockQ8_K* const* xc, float* y, size_t y
     const __m512i s = p.sc[g];
     for (int c = 0; c < NC; ++c) {
       const int8_t* qa = xc[c]->qs + 4 * kChunks * g;
-      __m512i t = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[0], _mm512_set1_epi32(load_i32(qa)));
-      for (int k = 1; k < kChunks; ++k) t = _mm512_dpbusd_epi32(t, q[k], _mm512_set1_epi32(load_i32(qa + 4 * k)));
+      __m512i t = dpbusd_bcast(_mm512_setzero_si512(), q[0], qa);
+      for (int k = 1; k < kChunks; ++k) t = dpbusd_bcast(t, q[k], qa + 4 * k);
       isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(t, s));
     }
   }
   for (int c = 0; c < NC; ++c) {
     __m512i pt = _mm512_setzero_si512();
-    for (int t = 0; t < 8; ++t) pt = _mm512_dpwssd_epi32(pt, p.pairs[t], _mm512_set1_epi32(load_i32(xc[c]->bsums + 2 * t)));
+    for (int t = 0; t < 8; ++t) pt = dpwssd_bcast(pt, p.pairs[t], xc[c]->bsums + 2 * t);
     float* yc = y + static_cast<size_t>(c) * y_stride;
     __m512 acc = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(rmask, yc);
     const __m512 da = _mm512_set1_ps(xc[c]->d);
@@ -437,7 +437,7 @@ void q6_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
                            _mm512_loadu_si512(qh + 8 * h + l4), c);
 #pragma GCC unroll 4
           for (int q = 0; q < 4; ++q) {
-            t[q] = _mm512_dpbusd_epi32(t[q], c[q], _mm512_set1_epi32(load_i32(b.qs + 4 * (32 * h + 8 * q + l4))));
+            t[q] = dpbusd_bcast(t[q], c[q], b.qs + 4 * (32 * h + 8 * q + l4));
           }
         }
 #pragma GCC unroll 4
