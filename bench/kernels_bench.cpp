@@ -13,6 +13,8 @@
 //   gemv_x16[_l2]/..., gemv8_x16[_l2]/... the same over the x16 layout (quant/x16_layout.h),
 //                                     where the path reads it: Kernels::gemv_x16 for one row,
 //                                     gemm_tile_x16 for 8
+//   gemv_x16_{intel,amd}/...          gemv_x16 from DRAM with each CPU maker's variant, where the
+//                                     makers' tables differ (kernels.h build_kernels)
 //   gemm_x16/<isa>/<type>/<rows>x<n>/512 prefill over the x16 layout (gemm_tile_x16, one call
 //                                     for all rows and 512 columns), weights from DRAM as in a
 //                                     prompt's pass over a matrix that is not cached
@@ -46,6 +48,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -101,8 +104,10 @@ std::vector<uint8_t> activations(TensorType t, int64_t cols, int64_t n, std::mt1
 // has no tile-exact GEMV), gemm_tile, or Kernels::gemv.
 enum class Via { VecDot, Tile, Gemv, X16Tile, X16Gemv };
 
-void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, Via via, int64_t cols) {
-  const Kernels& k = kernels_for(isa);
+// maker: time the table built for that CPU maker (kernels.h build_kernels) instead of this one's.
+void gemv_with(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, Via via, int64_t cols,
+               std::optional<CpuVendor> maker) {
+  const Kernels k = maker ? build_kernels(isa, *maker) : kernels_for(isa);
   const TypeTraits& tr = type_traits(t);
   std::mt19937 rng(1);
   const size_t rb = row_bytes(t, n), mb = rb * static_cast<size_t>(rows);
@@ -158,6 +163,15 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
                      : via == Via::X16Gemv ? "gemv_x16"
                                            : "vec_dot";
   st.SetLabel(std::string(name) + " x" + std::to_string(cols));
+}
+
+void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, bool dram, Via via, int64_t cols) {
+  gemv_with(st, isa, t, rows, n, dram, via, cols, std::nullopt);
+}
+
+// One column over the x16 layout from DRAM with the GEMV of the given maker's table.
+void gemv_x16_of(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, CpuVendor maker) {
+  gemv_with(st, isa, t, rows, n, true, Via::X16Gemv, 1, maker);
 }
 
 void gemm(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, int64_t cols, int64_t tile_rows,
@@ -393,6 +407,16 @@ void register_all() {
             benchmark::RegisterBenchmark(("gemv8_x16" + l2 + "/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t,
                                          rows, n, dram, Via::X16Tile, int64_t{8})
                 ->Unit(benchmark::kMicrosecond);
+          }
+          // Where the makers' tables take different GEMVs, each maker's variant on this machine.
+          const size_t id = static_cast<size_t>(t);
+          if (build_kernels(isa, CpuVendor::Intel).gemv_x16[id] != build_kernels(isa, CpuVendor::Amd).gemv_x16[id]) {
+            for (CpuVendor v : {CpuVendor::Intel, CpuVendor::Amd}) {
+              const std::string vn = v == CpuVendor::Intel ? "intel" : "amd";
+              benchmark::RegisterBenchmark(("gemv_x16_" + vn + "/" + in + "/" + tn + "/" + shape).c_str(),
+                                           gemv_x16_of, isa, t, rows, n, v)
+                  ->Unit(benchmark::kMicrosecond);
+            }
           }
           benchmark::RegisterBenchmark(("gemm_x16/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemv, isa, t, rows,
                                        n, true, Via::X16Tile, int64_t{512})

@@ -82,9 +82,10 @@ int bench(const BenchCliOptions& o) {
     if (auto t = quant_target_for_file_type(static_cast<FileType>(*ft))) ftype = std::string(t->name);
   }
   if (!o.json) {
-    std::printf("model: %s (%s, %s, %s, %.3f B params), %s kernels, KV %s\n", o.model.c_str(),
+    std::printf("model: %s (%s, %s, %s, %.3f B params), %s kernels (%s CPU), KV %s\n", o.model.c_str(),
                 model->config().arch.c_str(), ftype.c_str(), size_str.c_str(), n_params / 1e9,
-                std::string(isa_name(kernels.isa)).c_str(), o.kv_type.c_str());
+                std::string(isa_name(kernels.isa)).c_str(), std::string(cpu_vendor_name(cpu_vendor())).c_str(),
+                o.kv_type.c_str());
     if (model->repacked_matrices() > 0) {
       std::printf("repacked at load: %d matrices into the x16 layout, %.2f MiB held beside the mapping "
                   "(their file pages released; EDGEINFER_REPACK=0 turns this off)\n",

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "util/error.h"
@@ -115,6 +116,30 @@ bool avx512_has_bf16() {
 #else
   return false;
 #endif
+}
+
+std::string_view cpu_vendor_name(CpuVendor v) {
+  switch (v) {
+    case CpuVendor::Intel: return "Intel";
+    case CpuVendor::Amd: return "AMD";
+    case CpuVendor::Other: return "other";
+  }
+  return "?";
+}
+
+CpuVendor cpu_vendor() {
+#if defined(EDGEINFER_ARCH_X86)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return CpuVendor::Other;
+  char id[12];
+  std::memcpy(id, &b, 4);  // the 12-character maker string is in EBX, EDX, ECX
+  std::memcpy(id + 4, &d, 4);
+  std::memcpy(id + 8, &c, 4);
+  const std::string_view s(id, sizeof id);
+  if (s == "GenuineIntel") return CpuVendor::Intel;
+  if (s == "AuthenticAMD") return CpuVendor::Amd;
+#endif
+  return CpuVendor::Other;
 }
 
 Isa select_isa() {

@@ -24,4 +24,11 @@ Isa select_isa();
 // needs AVX512 F/BW/VL/DQ and VNNI; without BF16 it keeps the AVX2 BF16 kernels.
 bool avx512_has_bf16();
 
+// The CPU's maker (CPUID leaf 0 on x86; Other elsewhere). A few kernels come in variants with
+// the same bits whose speed was measured to differ between makers' cores; the table takes the
+// variant measured faster on this one (kernels.h build_kernels).
+enum class CpuVendor { Intel, Amd, Other };
+std::string_view cpu_vendor_name(CpuVendor v);
+CpuVendor cpu_vendor();
+
 }  // namespace edgeinfer

@@ -98,12 +98,18 @@ struct Kernels {
 };
 
 // The table for a path; the path must be supported (isa_supported) — throws Error otherwise.
+// Built once, for this CPU's maker (build_kernels(isa, cpu_vendor())).
 const Kernels& kernels_for(Isa isa);
+
+// The table for a path as built on a CPU of the given maker (isa.h CpuVendor): the variants
+// chosen by maker have the same bits, so tests and benchmarks build each maker's table to check
+// and time them all. Same errors as kernels_for.
+Kernels build_kernels(Isa isa, CpuVendor vendor);
 
 // Provided by each path's translation unit (scalar always; the others where compiled in).
 void fill_scalar_kernels(Kernels& k);
 void fill_avx2_kernels(Kernels& k);
-void fill_avx512_kernels(Kernels& k);
+void fill_avx512_kernels(Kernels& k, CpuVendor vendor);
 void fill_neon_kernels(Kernels& k);
 
 }  // namespace edgeinfer

@@ -176,6 +176,8 @@ void q4_0_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const 
 void q8_0_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                                const void* x, size_t x_stride, float* y, size_t y_stride);
 void q4_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
+void q4_0_gemv_x16_prefetch_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x,
+                                   float* y);
 void q8_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 void q6_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                                const void* x, size_t x_stride, float* y, size_t y_stride);

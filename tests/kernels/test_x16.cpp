@@ -5,6 +5,7 @@
 // its rows on every path (the paths without x16 kernels read the rows), alone and batched.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -77,6 +78,7 @@ class X16 : public ::testing::TestWithParam<Isa> {};
 
 TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
   const Kernels& k = kernels_for(GetParam());
+  const Kernels intel = build_kernels(GetParam(), CpuVendor::Intel), amd = build_kernels(GetParam(), CpuVendor::Amd);
   std::mt19937 rng(41);
   int tested = 0;
   for (TensorType t : kX16Types) {
@@ -84,6 +86,11 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
     const GemmTileFn tile16 = k.gemm_tile_x16[id];
     const GemvFn gemv16 = k.gemv_x16[id];
     ASSERT_EQ(tile16 == nullptr, gemv16 == nullptr) << "x16 tile and GEMV come in pairs";
+    // Every maker's GEMV variant (kernels.h build_kernels): the same bits by contract.
+    std::vector<GemvFn> gemvs;
+    for (const Kernels* m : {&intel, &amd}) {
+      if (std::find(gemvs.begin(), gemvs.end(), m->gemv_x16[id]) == gemvs.end()) gemvs.push_back(m->gemv_x16[id]);
+    }
     if (!tile16) continue;
     const GemmTileFn tile = k.gemm_tile[id];
     ASSERT_NE(tile, nullptr);
@@ -115,11 +122,13 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
               << " cols=" << cols;
           if (cols > 3) continue;
           for (int64_t c = 0; c < cols; ++c) {
-            std::vector<float> g(static_cast<size_t>(rows), -3.0f);
-            gemv16(n, rows, p.data(), gb, x.data() + static_cast<size_t>(c) * xb, g.data());
-            ASSERT_EQ(std::memcmp(g.data(), y_rows.data() + c * rows, static_cast<size_t>(rows) * sizeof(float)), 0)
-                << isa_label(GetParam()) << " " << tensor_type_name(t) << " gemv n=" << n << " rows=" << rows
-                << " col " << c;
+            for (size_t v = 0; v < gemvs.size(); ++v) {
+              std::vector<float> g(static_cast<size_t>(rows), -3.0f);
+              gemvs[v](n, rows, p.data(), gb, x.data() + static_cast<size_t>(c) * xb, g.data());
+              ASSERT_EQ(std::memcmp(g.data(), y_rows.data() + c * rows, static_cast<size_t>(rows) * sizeof(float)), 0)
+                  << isa_label(GetParam()) << " " << tensor_type_name(t) << " gemv variant " << v << " n=" << n
+                  << " rows=" << rows << " col " << c;
+            }
           }
         }
         // A call that starts at the second group (the way matmul hands out row chunks).
@@ -128,9 +137,12 @@ TEST_P(X16, TileAndGemvGiveTheRowTilesBits) {
           std::vector<float> y_rows(static_cast<size_t>(rows - 16)), y16(y_rows.size()), g(y_rows.size());
           tile(n, rows - 16, 1, w.data() + 16 * rb, rb, a.data(), xb, y_rows.data(), y_rows.size());
           tile16(n, rows - 16, 1, p.data() + gb, gb, a.data(), xb, y16.data(), y16.size());
-          gemv16(n, rows - 16, p.data() + gb, gb, a.data(), g.data());
           ASSERT_EQ(std::memcmp(y_rows.data(), y16.data(), y16.size() * sizeof(float)), 0) << tensor_type_name(t);
-          ASSERT_EQ(std::memcmp(y_rows.data(), g.data(), g.size() * sizeof(float)), 0) << tensor_type_name(t);
+          for (GemvFn gemv : gemvs) {
+            std::fill(g.begin(), g.end(), -3.0f);
+            gemv(n, rows - 16, p.data() + gb, gb, a.data(), g.data());
+            ASSERT_EQ(std::memcmp(y_rows.data(), g.data(), g.size() * sizeof(float)), 0) << tensor_type_name(t);
+          }
         }
       }
     }
