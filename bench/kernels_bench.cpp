@@ -13,8 +13,9 @@
 //   gemv_x16[_l2]/..., gemv8_x16[_l2]/... the same over the x16 layout (quant/x16_layout.h),
 //                                     where the path reads it: Kernels::gemv_x16 for one row,
 //                                     gemm_tile_x16 for 8
-//   gemv_x16_{intel,amd}/...          gemv_x16 from DRAM with each CPU maker's variant, where the
-//                                     makers' tables differ (kernels.h build_kernels)
+//   gemv_{intel,amd}/..., gemv_x16_{intel,amd}/... gemv / gemv_x16 from DRAM with each CPU
+//                                     maker's variant, where the makers' tables differ
+//                                     (kernels.h build_kernels)
 //   gemm_x16/<isa>/<type>/<rows>x<n>/512 prefill over the x16 layout (gemm_tile_x16, one call
 //                                     for all rows and 512 columns), weights from DRAM as in a
 //                                     prompt's pass over a matrix that is not cached
@@ -169,9 +170,9 @@ void gemv(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, 
   gemv_with(st, isa, t, rows, n, dram, via, cols, std::nullopt);
 }
 
-// One column over the x16 layout from DRAM with the GEMV of the given maker's table.
-void gemv_x16_of(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, CpuVendor maker) {
-  gemv_with(st, isa, t, rows, n, true, Via::X16Gemv, 1, maker);
+// One column from DRAM (via vec_dot or the x16 GEMV) with the kernels of the given maker's table.
+void gemv_of(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, Via via, CpuVendor maker) {
+  gemv_with(st, isa, t, rows, n, true, via, 1, maker);
 }
 
 void gemm(benchmark::State& st, Isa isa, TensorType t, int64_t rows, int64_t n, int64_t cols, int64_t tile_rows,
@@ -382,6 +383,15 @@ void register_all() {
         benchmark::RegisterBenchmark(("gemv_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, false,
                                      Via::VecDot, int64_t{1})
             ->Unit(benchmark::kMicrosecond);
+        if (build_kernels(isa, CpuVendor::Intel).vec_dot[static_cast<size_t>(t)] !=
+            build_kernels(isa, CpuVendor::Amd).vec_dot[static_cast<size_t>(t)]) {
+          for (CpuVendor v : {CpuVendor::Intel, CpuVendor::Amd}) {
+            const std::string vn = v == CpuVendor::Intel ? "intel" : "amd";
+            benchmark::RegisterBenchmark(("gemv_" + vn + "/" + in + "/" + tn + "/" + shape).c_str(), gemv_of, isa, t,
+                                         rows, n, Via::VecDot, v)
+                ->Unit(benchmark::kMicrosecond);
+          }
+        }
         if (kernels_for(isa).gemm_tile[static_cast<size_t>(t)]) {
           benchmark::RegisterBenchmark(("gemv_tile1/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n,
                                        true, Via::Tile, int64_t{1})
@@ -413,8 +423,8 @@ void register_all() {
           if (build_kernels(isa, CpuVendor::Intel).gemv_x16[id] != build_kernels(isa, CpuVendor::Amd).gemv_x16[id]) {
             for (CpuVendor v : {CpuVendor::Intel, CpuVendor::Amd}) {
               const std::string vn = v == CpuVendor::Intel ? "intel" : "amd";
-              benchmark::RegisterBenchmark(("gemv_x16_" + vn + "/" + in + "/" + tn + "/" + shape).c_str(),
-                                           gemv_x16_of, isa, t, rows, n, v)
+              benchmark::RegisterBenchmark(("gemv_x16_" + vn + "/" + in + "/" + tn + "/" + shape).c_str(), gemv_of,
+                                           isa, t, rows, n, Via::X16Gemv, v)
                   ->Unit(benchmark::kMicrosecond);
             }
           }

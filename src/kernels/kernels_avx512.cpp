@@ -16,7 +16,7 @@ void fill_avx512_kernels(Kernels& k, CpuVendor vendor) {
   k.from_float[id(T::Q8_K)] = q8_k_from_float_avx512;
 
   k.vec_dot[id(T::F32)] = f32_vec_dot_avx512;
-  k.vec_dot[id(T::F16)] = f16_vec_dot_avx512;
+  k.vec_dot[id(T::F16)] = vendor == CpuVendor::Intel ? f16_vec_dot_prefetch_avx512 : f16_vec_dot_avx512;
   k.vec_dot[id(T::Q4_0)] = q4_0_vec_dot_avx512;
   k.vec_dot[id(T::Q4_1)] = q4_1_vec_dot_avx512;
   k.vec_dot[id(T::Q5_0)] = q5_0_vec_dot_avx512;

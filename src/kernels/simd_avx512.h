@@ -29,6 +29,7 @@ void q8_k_from_float_avx512(const float* src, void* dst, int64_t n);
 // dot_float_avx512.cpp
 void f32_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void f16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
+void f16_vec_dot_prefetch_avx512(int64_t n, float* s, const void* x, const void* y);
 // dot_q_avx512.cpp: the 32-wide types.
 void q4_0_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void q4_1_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);

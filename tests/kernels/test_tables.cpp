@@ -2,7 +2,9 @@
 // scalar reference would pass every accuracy test and lose all its speed.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "kernel_test_data.h"
@@ -53,27 +55,59 @@ TEST(KernelTables, Avx512BF16KernelsFollowTheCpu) {
 }
 
 // The tables differ by CPU maker only where a variant was measured faster on one maker's cores:
-// the AVX-512 Q4_0 one-column x16 GEMV requests its stream ahead on Intel and not elsewhere.
-// kernels_for builds this machine's maker's table; every other entry is the same for all makers.
+// on Intel the AVX-512 Q4_0 one-column x16 GEMV and F16 vec_dot (F16 decode) request their
+// streams ahead, elsewhere they do not. kernels_for builds this machine's maker's table; every
+// other entry is the same for all makers.
 TEST(KernelTables, MakersTablesDifferOnlyInTheirMeasuredVariants) {
   for (Isa isa : supported_isas()) {
     const Kernels intel = build_kernels(isa, CpuVendor::Intel), amd = build_kernels(isa, CpuVendor::Amd),
                   other = build_kernels(isa, CpuVendor::Other), here = build_kernels(isa, cpu_vendor());
     const Kernels& k = kernels_for(isa);
     for (size_t t = 0; t < kTensorTypeCount; ++t) {
-      const bool varies = isa == Isa::Avx512 && t == static_cast<size_t>(TensorType::Q4_0);
-      EXPECT_EQ(intel.gemv_x16[t] != amd.gemv_x16[t], varies) << isa_name(isa) << " gemv_x16 type " << t;
+      const bool avx512 = isa == Isa::Avx512;
+      EXPECT_EQ(intel.gemv_x16[t] != amd.gemv_x16[t], avx512 && t == static_cast<size_t>(TensorType::Q4_0))
+          << isa_name(isa) << " gemv_x16 type " << t;
+      EXPECT_EQ(intel.vec_dot[t] != amd.vec_dot[t], avx512 && t == static_cast<size_t>(TensorType::F16))
+          << isa_name(isa) << " vec_dot type " << t;
       EXPECT_EQ(amd.gemv_x16[t], other.gemv_x16[t]) << isa_name(isa) << " type " << t;
+      EXPECT_EQ(amd.vec_dot[t], other.vec_dot[t]) << isa_name(isa) << " type " << t;
       EXPECT_EQ(k.gemv_x16[t], here.gemv_x16[t]) << isa_name(isa) << " type " << t;
+      EXPECT_EQ(k.vec_dot[t], here.vec_dot[t]) << isa_name(isa) << " type " << t;
       EXPECT_EQ(intel.gemv[t], amd.gemv[t]);
       EXPECT_EQ(intel.gemm_tile_x16[t], amd.gemm_tile_x16[t]);
       EXPECT_EQ(intel.gemm_tile[t], amd.gemm_tile[t]);
-      EXPECT_EQ(intel.vec_dot[t], amd.vec_dot[t]);
+      EXPECT_EQ(intel.vec_mad[t], amd.vec_mad[t]);
+      EXPECT_EQ(intel.dot_rows[t], amd.dot_rows[t]);
     }
   }
   for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon}) {
     if (!isa_supported(isa)) {
       EXPECT_THROW(build_kernels(isa, CpuVendor::Other), Error) << isa_name(isa);
+    }
+  }
+}
+
+// Every maker's F16 vec_dot gives the same bits (the variants differ only in prefetch requests;
+// the path's own table is checked against the reference by the VecDot tests): rows shorter than
+// a vector, with tails, and the model's longest. (Requests past a buffer's end do not fault.)
+TEST(KernelTables, MakersF16VecDotsGiveTheSameBits) {
+  std::mt19937 rng(7);
+  for (Isa isa : supported_isas()) {
+    const size_t f16 = static_cast<size_t>(TensorType::F16);
+    const VecDotFn a = build_kernels(isa, CpuVendor::Intel).vec_dot[f16];
+    const VecDotFn b = build_kernels(isa, CpuVendor::Amd).vec_dot[f16];
+    for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{63}, int64_t{64}, int64_t{100}, int64_t{2048},
+                      int64_t{5632}}) {
+      const auto w = random_weight_rows(TensorType::F16, n, 3, rng);
+      const auto x = activation_row(TensorType::F16, random_floats(n, 1.0f, rng));
+      for (int64_t r = 0; r < 3; ++r) {
+        const uint8_t* row = w.data() + static_cast<size_t>(r) * row_bytes(TensorType::F16, n);
+        float sa = -1.0f, sb = -2.0f;
+        a(n, &sa, row, x.data());
+        b(n, &sb, row, x.data());
+        EXPECT_EQ(std::memcmp(&sa, &sb, sizeof sa), 0) << isa_name(isa) << " n=" << n << " row " << r << ": " << sa
+                                                         << " vs " << sb;
+      }
     }
   }
 }
