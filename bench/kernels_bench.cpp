@@ -372,9 +372,21 @@ void register_all() {
   const std::pair<int64_t, int64_t> shapes[] = {{2048, 2048}, {5632, 2048}};
   for (Isa isa : supported_isas()) {
     const std::string in = std::string(isa_name(isa));
+    // Where the makers' tables take different kernels, each maker's variant on this machine.
+    const Kernels intel = build_kernels(isa, CpuVendor::Intel), amd = build_kernels(isa, CpuVendor::Amd);
     for (T t : types) {
       if (!find_type_traits(t)) continue;
       const std::string tn = std::string(tensor_type_name(t));
+      const size_t id = static_cast<size_t>(t);
+      auto register_makers = [&](const std::string& prefix, Via via, int64_t rows, int64_t n,
+                                 const std::string& shape) {
+        for (CpuVendor v : {CpuVendor::Intel, CpuVendor::Amd}) {
+          const std::string vn = v == CpuVendor::Intel ? "intel" : "amd";
+          benchmark::RegisterBenchmark((prefix + vn + "/" + in + "/" + tn + "/" + shape).c_str(), gemv_of, isa, t, rows,
+                                       n, via, v)
+              ->Unit(benchmark::kMicrosecond);
+        }
+      };
       for (auto [rows, n] : shapes) {
         const std::string shape = std::to_string(rows) + "x" + std::to_string(n);
         benchmark::RegisterBenchmark(("gemv/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, true,
@@ -383,15 +395,7 @@ void register_all() {
         benchmark::RegisterBenchmark(("gemv_l2/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n, false,
                                      Via::VecDot, int64_t{1})
             ->Unit(benchmark::kMicrosecond);
-        if (build_kernels(isa, CpuVendor::Intel).vec_dot[static_cast<size_t>(t)] !=
-            build_kernels(isa, CpuVendor::Amd).vec_dot[static_cast<size_t>(t)]) {
-          for (CpuVendor v : {CpuVendor::Intel, CpuVendor::Amd}) {
-            const std::string vn = v == CpuVendor::Intel ? "intel" : "amd";
-            benchmark::RegisterBenchmark(("gemv_" + vn + "/" + in + "/" + tn + "/" + shape).c_str(), gemv_of, isa, t,
-                                         rows, n, Via::VecDot, v)
-                ->Unit(benchmark::kMicrosecond);
-          }
-        }
+        if (intel.vec_dot[id] != amd.vec_dot[id]) register_makers("gemv_", Via::VecDot, rows, n, shape);
         if (kernels_for(isa).gemm_tile[static_cast<size_t>(t)]) {
           benchmark::RegisterBenchmark(("gemv_tile1/" + in + "/" + tn + "/" + shape).c_str(), gemv, isa, t, rows, n,
                                        true, Via::Tile, int64_t{1})
@@ -418,16 +422,7 @@ void register_all() {
                                          rows, n, dram, Via::X16Tile, int64_t{8})
                 ->Unit(benchmark::kMicrosecond);
           }
-          // Where the makers' tables take different GEMVs, each maker's variant on this machine.
-          const size_t id = static_cast<size_t>(t);
-          if (build_kernels(isa, CpuVendor::Intel).gemv_x16[id] != build_kernels(isa, CpuVendor::Amd).gemv_x16[id]) {
-            for (CpuVendor v : {CpuVendor::Intel, CpuVendor::Amd}) {
-              const std::string vn = v == CpuVendor::Intel ? "intel" : "amd";
-              benchmark::RegisterBenchmark(("gemv_x16_" + vn + "/" + in + "/" + tn + "/" + shape).c_str(), gemv_of,
-                                           isa, t, rows, n, Via::X16Gemv, v)
-                  ->Unit(benchmark::kMicrosecond);
-            }
-          }
+          if (intel.gemv_x16[id] != amd.gemv_x16[id]) register_makers("gemv_x16_", Via::X16Gemv, rows, n, shape);
           benchmark::RegisterBenchmark(("gemm_x16/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemv, isa, t, rows,
                                        n, true, Via::X16Tile, int64_t{512})
               ->Unit(benchmark::kMillisecond);

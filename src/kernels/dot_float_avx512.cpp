@@ -29,8 +29,10 @@ void f32_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y) {
 namespace {
 
 // kPrefetch: x (the weight row, read once per token in decode) also requests, into L2, the
-// stream 4 KiB ahead of each 128 bytes it reads (one request per line pair; the L2's
+// stream kPrefetchAhead bytes ahead of each 128 bytes it reads (one request per line pair; the L2's
 // adjacent-line prefetch brings the other half). Same operations, same bits.
+constexpr size_t kPrefetchAhead = 4096;  // bytes
+
 template <bool kPrefetch>
 void f16_vec_dot(int64_t n, float* s, const void* x, const void* y) {
   const uint16_t* a = static_cast<const uint16_t*>(x);
@@ -39,7 +41,7 @@ void f16_vec_dot(int64_t n, float* s, const void* x, const void* y) {
   __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   int64_t i = 0;
   for (; i + 64 <= n; i += 64) {
-    if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(a + i) + 4096, _MM_HINT_T2);
+    if constexpr (kPrefetch) _mm_prefetch(reinterpret_cast<const char*>(a + i) + kPrefetchAhead, _MM_HINT_T2);
     acc0 = _mm512_fmadd_ps(ld(a + i), ld(b + i), acc0);
     acc1 = _mm512_fmadd_ps(ld(a + i + 16), ld(b + i + 16), acc1);
     acc2 = _mm512_fmadd_ps(ld(a + i + 32), ld(b + i + 32), acc2);
