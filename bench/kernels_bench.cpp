@@ -23,10 +23,9 @@
 //                                     gemv8_x16 for 8), weights from DRAM
 //   gemm/<isa>/<type>/<rows>x<n>/512  prefill: 512 activation rows; gemm_tile when the path has
 //                                     one (called once for all rows and columns), else vec_dot
-//   gemm_tiles16x64/...               gemm_tile called on 16-row x 64-column tiles
-//   gemm_tiles{128,512}x64/...        on 128- and 512-row x 64-column tiles: the calls matmul
-//                                     makes in prefill (a part of a thread's rows, kTokenChunk
-//                                     columns)
+//   gemm_tiles{16,128,512}x64/...     gemm_tile called on 16-, 128- and 512-row x 64-column
+//                                     tiles; the last two are the calls matmul makes in prefill
+//                                     (a part of a thread's rows, kTokenChunk columns)
 //   from_float/<isa>/<type>/<n>       activation conversion
 //   qkv_separate/<isa>/<type>/<tok>   TinyLlama's Q, K and V projections (2048, 256 and 256 rows
 //                                     of 2048) of <tok> activation rows on a 2-thread pool, as
@@ -452,15 +451,12 @@ void register_all() {
         benchmark::RegisterBenchmark(("gemm/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa, t, rows, n,
                                      int64_t{512}, rows, int64_t{512})
             ->Unit(benchmark::kMillisecond);
-        for (int64_t tr : {int64_t{128}, int64_t{512}}) {
+        for (int64_t tr : {int64_t{16}, int64_t{128}, int64_t{512}}) {
           benchmark::RegisterBenchmark(
               ("gemm_tiles" + std::to_string(tr) + "x64/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa,
               t, rows, n, int64_t{512}, tr, int64_t{64})
               ->Unit(benchmark::kMillisecond);
         }
-        benchmark::RegisterBenchmark(("gemm_tiles16x64/" + in + "/" + tn + "/" + shape + "/512").c_str(), gemm, isa, t,
-                                     rows, n, int64_t{512}, int64_t{16}, int64_t{64})
-            ->Unit(benchmark::kMillisecond);
       }
     }
     for (T t : {T::F16, T::Q8_0}) {
