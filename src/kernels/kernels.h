@@ -61,6 +61,16 @@ using SoftmaxStepFn = float (*)(float* x, int64_t n, float scale, float* max, fl
 
 // out[i] = silu(gate[i]) * up[i], silu(a) = a / (1 + e^-a), for i in [0, n); out may be gate.
 using SiluMulFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
+// The arithmetic of the F16 x16 kernels (a tile and a GEMV with each other's bits, which
+// differ from the row tile's): each output w_r . x_c is the sum, in K order, of the partial
+// sums of consecutive blocks of kF16X16SumBlock elements (the last may be shorter), the first
+// block's partial being the result so far and every later one added to it; a partial is the
+// products of its block accumulated one by one in K order with FMA, starting from zero. Each
+// output is one lane of a 16-row vector, so a tile of 16 rows x many columns is fed one
+// converted weight vector per column broadcast, not reduced across lanes. Error, worst case:
+// (kF16X16SumBlock + blocks) * u * sum |w_k x_k| (the row tile: (n / 16 + 16) * u * ...).
+inline constexpr int64_t kF16X16SumBlock = 128;
+
 struct Kernels {
   Isa isa = Isa::Scalar;
   // Indexed by weight type id: dot of one weight row with one activation row in vec_dot_type.
@@ -78,7 +88,8 @@ struct Kernels {
   // Indexed by weight type id; nullptr where the path has no kernels for the x16 layout
   // (quant/x16_layout.h). Same contracts as gemm_tile and gemv with the same bits, over a
   // repacked matrix: `w` is the group holding the call's first row (a multiple of 16 rows into
-  // the matrix) and `w_stride` the layout's group bytes. Set in pairs.
+  // the matrix) and `w_stride` the layout's group bytes. Set in pairs. F16 is the exception to
+  // "the same bits" (kF16X16SumBlock): its pair agrees with itself, not with the row tile.
   std::array<GemmTileFn, kTensorTypeCount> gemm_tile_x16{};
   std::array<GemvFn, kTensorTypeCount> gemv_x16{};
   // Indexed by KV cache type id (F32, F16); nullptr for the others (attention dequantizes).

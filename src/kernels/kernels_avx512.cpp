@@ -54,6 +54,13 @@ void fill_avx512_kernels(Kernels& k, CpuVendor vendor) {
   k.gemv_x16[id(T::Q6_K)] = q6_k_gemv_x16_avx512;
   k.gemm_tile_x16[id(T::Q4_K)] = q4_k_gemm_tile_x16_avx512;
   k.gemv_x16[id(T::Q4_K)] = q4_k_gemv_x16_avx512;
+  // F16 over the x16 layout, with its own summation order (kernels.h kF16X16SumBlock): on
+  // Intel's two FMA ports the row tile's loads and conversions starve them; Zen 4 (one port's
+  // rate) runs the row tile at ~89% of its peak already and was not measured with this one.
+  if (vendor == CpuVendor::Intel) {
+    k.gemm_tile_x16[id(T::F16)] = f16_gemm_tile_x16_avx512;
+    k.gemv_x16[id(T::F16)] = f16_gemv_x16_avx512;
+  }
 
   k.softmax_step = softmax_step_avx512;
   k.silu_mul = silu_mul_avx512;

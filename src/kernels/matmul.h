@@ -21,7 +21,7 @@ struct WeightMatrix {
   size_t row_bytes = 0;
   // The same matrix in the x16 layout (quant/x16_layout.h), when it was repacked at load; a
   // path with x16 kernels for the type reads this instead of the rows (same results, bit for
-  // bit). nullptr: rows only.
+  // bit, except F16: kernels.h kF16X16SumBlock). nullptr: rows only.
   const uint8_t* x16 = nullptr;
   size_t x16_group_bytes = 0;
 };

@@ -72,6 +72,10 @@ void f16_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void*
                           const void* x, size_t x_stride, float* y, size_t y_stride);
 void f32_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                           const void* x, size_t x_stride, float* y, size_t y_stride);
+// gemm_f16_x16_avx512.cpp: F16 tile and GEMV over the x16 layout (kernels.h kF16X16SumBlock).
+void f16_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                              const void* x, size_t x_stride, float* y, size_t y_stride);
+void f16_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 // bf16_avx512bf16.cpp (AVX512_BF16: installed only where the CPU has it)
 void bf16_vec_dot_avx512(int64_t n, float* s, const void* x, const void* y);
 void bf16_gemm_tile_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,

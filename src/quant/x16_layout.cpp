@@ -1,5 +1,6 @@
 #include "quant/x16_layout.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <span>
@@ -115,16 +116,50 @@ size_t k_pieces(const KForm& f, int r, F&& move) {
   return at;
 }
 
+// --- F16: element by element ----------------------------------------------------------
+size_t f16_group_bytes_or_throw(int64_t n_in) {
+  if (n_in <= 0) throw Error("x16 layout: F16 rows of " + std::to_string(n_in) + " elements");
+  return static_cast<size_t>(n_in) * kX16Rows * sizeof(uint16_t);
+}
+
+// Groups [g0, g1) of an F16 matrix: K in runs of kRun elements, so that the 16 source runs
+// (2 KiB) and the run of the group they fill (2 KiB) stay in L1 while it is transposed.
+void f16_pack_groups(int64_t n_in, int64_t n_out, const uint8_t* rows, size_t row_bytes, uint8_t* dst, int64_t g0,
+                     int64_t g1) {
+  if (row_bytes < static_cast<size_t>(n_in) * sizeof(uint16_t)) throw Error("x16 layout: rows shorter than their elements");
+  const size_t gb = f16_group_bytes_or_throw(n_in);
+  constexpr int64_t kRun = 64;
+  for (int64_t g = g0; g < g1; ++g) {
+    uint8_t* out = dst + static_cast<size_t>(g) * gb;
+    const int real = static_cast<int>(std::min<int64_t>(kX16Rows, n_out - g * kX16Rows));  // the rest pad
+    for (int64_t k0 = 0; k0 < n_in; k0 += kRun) {
+      const int64_t len = std::min(kRun, n_in - k0);
+      uint16_t run[kRun][kX16Rows] = {};
+      for (int r = 0; r < real; ++r) {
+        uint16_t src[kRun];
+        std::memcpy(src, rows + static_cast<size_t>(g * kX16Rows + r) * row_bytes + static_cast<size_t>(k0) * 2,
+                    static_cast<size_t>(len) * 2);
+        for (int64_t k = 0; k < len; ++k) run[k][r] = src[k];
+      }
+      std::memcpy(out + static_cast<size_t>(k0) * kX16Rows * 2, run, static_cast<size_t>(len) * kX16Rows * 2);
+    }
+  }
+}
+
 }  // namespace
 
-bool x16_supported(TensorType t) { return t == TensorType::Q4_0 || t == TensorType::Q8_0 || k_form(t) != nullptr; }
+bool x16_supported(TensorType t) {
+  return t == TensorType::Q4_0 || t == TensorType::Q8_0 || t == TensorType::F16 || k_form(t) != nullptr;
+}
 
 bool x16_row_fits(TensorType t, int64_t n_in) {
   if (!x16_supported(t) || n_in <= 0) return false;
+  if (t == TensorType::F16) return true;
   return n_in % (k_form(t) ? kQK_K : kQK) == 0;
 }
 
 size_t x16_group_bytes(TensorType t, int64_t n_in) {
+  if (t == TensorType::F16) return f16_group_bytes_or_throw(n_in);
   if (const KForm* f = k_form(t)) return static_cast<size_t>(k_blocks_or_throw(t, n_in)) * f->sb_bytes;
   const X16Shape s = shape_or_throw(t, n_in);
   return static_cast<size_t>(n_in / kQK) * kX16Rows * s.block_bytes;
@@ -137,6 +172,7 @@ size_t x16_matrix_bytes(TensorType t, int64_t n_in, int64_t n_out) {
 
 void x16_pack_groups(TensorType t, int64_t n_in, int64_t n_out, const uint8_t* rows, size_t row_bytes, uint8_t* dst,
                      int64_t g0, int64_t g1) {
+  if (t == TensorType::F16) return f16_pack_groups(n_in, n_out, rows, row_bytes, dst, g0, g1);
   if (const KForm* f = k_form(t)) {
     const int64_t nb = k_blocks_or_throw(t, n_in);
     if (row_bytes < static_cast<size_t>(nb) * f->block_bytes) throw Error("x16 layout: rows shorter than their blocks");
@@ -196,6 +232,13 @@ void x16_pack(TensorType t, int64_t n_in, int64_t n_out, const uint8_t* rows, si
 }
 
 void x16_unpack_row(TensorType t, int64_t n_in, const uint8_t* packed, int64_t row, uint8_t* out) {
+  if (t == TensorType::F16) {
+    const uint8_t* g = packed + static_cast<size_t>(row / kX16Rows) * f16_group_bytes_or_throw(n_in);
+    for (int64_t k = 0; k < n_in; ++k) {
+      std::memcpy(out + 2 * k, g + static_cast<size_t>(k * kX16Rows + row % kX16Rows) * 2, 2);
+    }
+    return;
+  }
   if (const KForm* f = k_form(t)) {
     const int64_t nb = k_blocks_or_throw(t, n_in);
     const uint8_t* g = packed + static_cast<size_t>(row / kX16Rows) * x16_group_bytes(t, n_in);

@@ -1,5 +1,5 @@
 #pragma once
-// The x16 weight layout: a load-time repacking of a Q4_0, Q8_0, Q4_K or Q6_K matrix in which
+// The x16 weight layout: a load-time repacking of a Q4_0, Q8_0, Q4_K, Q6_K or F16 matrix in which
 // the kernels of wide SIMD paths read 16 rows side by side from one contiguous stream. Facts of
 // the format:
 //   - rows are taken in groups of 16 (the last group padded with zero rows), each group
@@ -24,6 +24,9 @@
 // that field in row r). That is every dword of the GGUF block in its own order, transposed:
 // vector j of a super-block holds dword j of the 16 rows' blocks. 16 blocks of 144 bytes are a
 // whole number of 64-byte vectors, so there is no padding and the size is the rows'.
+// F16 has the simplest group form: element k of the 16 rows side by side, k = 0, 1, ... n_in - 1,
+// so element k of row r (of the group) is the f16 at + 32k + 2r. Any row length fits; the size is
+// the rows' (plus the padding of a last partial group).
 // The rows stay where they were; a matrix that has an x16 copy is still readable row by row.
 #include <cstddef>
 #include <cstdint>
@@ -39,12 +42,12 @@ inline constexpr size_t kX16Q6KBytes = 16 * 210 + 32;
 // Bytes of one Q4_K super-block of a group: 16 rows of 144 bytes.
 inline constexpr size_t kX16Q4KBytes = 16 * 144;
 
-// Whether `t` has an x16 layout (Q4_0, Q8_0, Q4_K, Q6_K).
+// Whether `t` has an x16 layout (Q4_0, Q8_0, Q4_K, Q6_K, F16).
 bool x16_supported(TensorType t);
 // Whether rows of n_in elements of `t` can be repacked: a supported type and whole blocks.
 bool x16_row_fits(TensorType t, int64_t n_in);
 // Bytes of one group of 16 rows of n_in elements; n_in must be a whole number of the type's
-// blocks (32 elements; 256 for Q4_K and Q6_K).
+// blocks (32 elements; 256 for Q4_K and Q6_K; F16: any n_in >= 1).
 size_t x16_group_bytes(TensorType t, int64_t n_in);
 // Bytes of the whole repacked matrix of n_out rows.
 size_t x16_matrix_bytes(TensorType t, int64_t n_in, int64_t n_out);
