@@ -6,8 +6,11 @@
 // each weight vector for 4 FMAs; on a core with two 512-bit FMA ports its loads and
 // conversions feed the FMAs ~55-63% of the time. Here one weight vector holds element k of 16
 // rows, is converted once and serves 24 columns, each column's x_k broadcast from memory into
-// the FMA: 24 accumulators of 16 rows, 1 conversion and 25 loads per 24 FMAs (standalone, one
-// thread, all in cache: 151 GFLOP/s against 108 for the row tile's form, probe 172-175).
+// the FMA: 24 accumulators of 16 rows, 1 conversion and 25 loads per 24 FMAs. One thread on the
+// Intel VM (probe 172-175 GFLOP/s): a standalone loop over cached weights ran this form at
+// 151 GFLOP/s and the row tile's at 108; this tile over weights from DRAM (bench_kernels
+// gemm_x16, 2048 x 2048 x 512) at 115-130. Tried there, no difference beyond the noise: 48 or 24
+// columns converted at once instead of 72, requests ahead into L2 instead of L1.
 #include <algorithm>
 
 #include "kernels/simd_avx512.h"

@@ -114,7 +114,9 @@ const Kernels& kernels_for(Isa isa);
 
 // The table for a path as built on a CPU of the given maker (isa.h CpuVendor): the variants
 // chosen by maker have the same bits, so tests and benchmarks build each maker's table to check
-// and time them all. Same errors as kernels_for.
+// and time them all. One exception: Intel's AVX-512 table reads F16 in the x16 layout
+// (kF16X16SumBlock), so a repacked F16 model rounds differently there. Same errors as
+// kernels_for.
 Kernels build_kernels(Isa isa, CpuVendor vendor);
 
 // Provided by each path's translation unit (scalar always; the others where compiled in).
