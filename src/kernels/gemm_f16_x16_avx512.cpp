@@ -28,13 +28,17 @@ constexpr int kCols = 24;  // columns of one register tile: 24 accumulators and 
 // three register tiles. The engine's calls have at most 64 columns (kTokenChunk).
 constexpr int kSpan = 3 * kCols;
 
-inline __mmask16 row_mask(int64_t rows_left) {
-  return rows_left >= kX16Rows ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << rows_left) - 1);
+// The first min(n, 16) lanes (rows of a group, or elements of a tail).
+inline __mmask16 first_lanes(int64_t n) {
+  return n >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << n) - 1);
 }
 
 inline __m512 load_w(const uint16_t* p) {
   return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
 }
+
+// The halves at p in the lanes of m as floats (exact), zero elsewhere; reads only those lanes.
+inline __m512 load_halves(const uint16_t* p, __mmask16 m) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p)); }
 
 // K block [k0, k0 + len) of activation rows 0..nc-1 (F16, x_stride bytes apart) as F32 (exact):
 // row c at xs + c * kKc.
@@ -45,8 +49,8 @@ void convert_block(const uint8_t* x, size_t x_stride, int nc, int64_t k0, int64_
     int64_t k = 0;
     for (; k + 16 <= len; k += 16) _mm512_store_ps(o + k, load_w(h + k));
     if (k < len) {
-      const __mmask16 m = static_cast<__mmask16>((1u << (len - k)) - 1);
-      _mm512_mask_storeu_ps(o + k, m, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, h + k)));
+      const __mmask16 m = first_lanes(len - k);
+      _mm512_mask_storeu_ps(o + k, m, load_halves(h + k, m));
     }
   }
 }
@@ -107,8 +111,7 @@ void gemv_groups(int64_t n, const uint8_t* w, size_t w_stride, const uint16_t* x
     for (int g = 0; g < G; ++g) part[g] = _mm512_setzero_ps();
     for (int64_t k = k0; k < k0 + len; k += 16) {
       const int64_t run = std::min<int64_t>(16, k0 + len - k);
-      const __mmask16 m = static_cast<__mmask16>(run == 16 ? 0xFFFF : (1u << run) - 1);
-      _mm512_store_ps(xf, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + k)));
+      _mm512_store_ps(xf, load_halves(x + k, first_lanes(run)));
       if (run == 16) {
 #pragma GCC unroll 16
         for (int j = 0; j < 16; ++j) {
@@ -125,7 +128,7 @@ void gemv_groups(int64_t n, const uint8_t* w, size_t w_stride, const uint16_t* x
     for (int g = 0; g < G; ++g) total[g] = k0 == 0 ? part[g] : _mm512_add_ps(total[g], part[g]);
   }
   for (int g = 0; g < G; ++g) {
-    _mm512_mask_storeu_ps(y + g * kX16Rows, row_mask(rows_left - g * kX16Rows), total[g]);
+    _mm512_mask_storeu_ps(y + g * kX16Rows, first_lanes(rows_left - g * kX16Rows), total[g]);
   }
 }
 
@@ -161,7 +164,7 @@ void f16_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const v
       convert_block(xb + static_cast<size_t>(s0) * x_stride, x_stride, ns, k0, len, xs);
       for (int64_t g = 0; g < groups; ++g) {
         const uint16_t* wg = reinterpret_cast<const uint16_t*>(wb + static_cast<size_t>(g) * w_stride) + k0 * kX16Rows;
-        const __mmask16 m = row_mask(n_rows - g * kX16Rows);
+        const __mmask16 m = first_lanes(n_rows - g * kX16Rows);
         for (int c0 = 0; c0 < ns; c0 += kCols) {
           dispatch_cols<kCols>(std::min(kCols, ns - c0), len, wg, xs + static_cast<size_t>(c0) * kKc,
                                y + static_cast<size_t>(s0 + c0) * y_stride + g * kX16Rows, y_stride, m, k0 == 0,
