@@ -340,8 +340,11 @@ constexpr size_t kX16PrefetchAhead = 4096;
 // of it requested, one request per kStep bytes. kUnrolled: the prefetches written out
 // (q4_k_gemv_x16 from L2: ~8% faster; the tile and q6_k_gemv_x16: slower, so they keep the
 // loop). kStep 128 (every other line; the L2's adjacent-line prefetch brings the pair's other
-// half): q4_k_gemv_x16 5632x2048 from DRAM on 1 thread 250-270 us against 324-359 with a
-// request per line; q6_k_gemv_x16 did not gain (433-498 vs 437-450 us), so it keeps 64.
+// half): on Zen 4, q4_k_gemv_x16 5632x2048 from DRAM on 1 thread 250-270 us against 324-359 with
+// a request per line; q6_k_gemv_x16 did not gain (433-498 vs 437-450 us), so it keeps 64. On
+// Intel (Xeon, model 207) a request per line streams faster, so its table takes that variant:
+// the same benchmark 569 us against 619 (medians of 10, interleaved), and tiny1b Q4_K_M tg128 on
+// 2 threads 79.9/87.2/87.0% of the probed read bandwidth against 80.2/79.1/83.9 (alternating).
 template <size_t kBytes, bool kUnrolled = false, size_t kStep = 64>
 inline const uint8_t* x16_superblock(const uint8_t* group, int64_t sb) {
   const uint8_t* at = group + static_cast<size_t>(sb) * kBytes;
@@ -466,7 +469,8 @@ void q6_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
 //     mins (g, g + 2) against the activation's pair sums (the tile: 8 of (min, min) pairs
 //     against (bsums[2g], bsums[2g + 1])).
 // Then the tile's two float steps in its order: fma by d * da, fnmadd by dmin * da, so every
-// row has the tile's bits.
+// row has the tile's bits. kStep: one request per kStep bytes of the stream ahead (x16_superblock).
+template <size_t kStep>
 void q4_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_bytes, const BlockQ8_K* x, float* y) {
   const int64_t nb = n / kQK_K;
   const __m512i lo4 = _mm512_set1_epi8(0x0F), hi4 = _mm512_set1_epi8(static_cast<char>(0xF0)),
@@ -486,7 +490,7 @@ void q4_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
     const uint8_t* g = w + static_cast<size_t>(r0 / kRows) * group_bytes;
     __m512 acc = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nb; ++sb) {
-      const uint8_t* at = x16_superblock<kX16Q4KBytes, true, 128>(g, sb);
+      const uint8_t* at = x16_superblock<kX16Q4KBytes, true, kStep>(g, sb);
       const BlockQ8_K& b = x[sb];
       const __m512i h0 = _mm512_loadu_si512(at);
       const auto [sc_lo, sc_hi, mn_lo, mn_hi] =
@@ -551,7 +555,18 @@ EDGEINFER_K_TILE(q6_k_gemm_tile_avx512, FmtQ6_K)
     prefix##_gemv_x16(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y); \
   }
 EDGEINFER_K_X16(q6_k, FmtQ6_K)
-EDGEINFER_K_X16(q4_k, FmtQ4_K)
 #undef EDGEINFER_K_X16
+
+void q4_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
+                               const void* x, size_t x_stride, float* y, size_t y_stride) {
+  gemm_tile<FmtQ4_K>(X16Source<FmtQ4_K>{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y,
+                     y_stride);
+}
+void q4_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
+  q4_k_gemv_x16<128>(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
+}
+void q4_k_gemv_x16_line_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
+  q4_k_gemv_x16<64>(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
+}
 
 }  // namespace edgeinfer

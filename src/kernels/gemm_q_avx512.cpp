@@ -108,8 +108,9 @@ struct X16Block {
 
 // How far ahead of the chunk being read the x16 tiles request the stream (bytes): their
 // compute-bound loops need the lines in flight before they get to them. (The one-column GEMV,
-// memory-bound, requests nothing: its plain sequential reads are what the hardware prefetcher
-// follows best. With the burst below it ran slower on Zen 4: gemv_x16 q4_0 5632x2048 from DRAM
+// memory-bound, requests nothing on Zen 4: its plain sequential reads are what the hardware
+// prefetcher follows best there; on Intel it requests a line per line read, see gemv_x16.
+// With the burst below it ran slower on Zen 4: gemv_x16 q4_0 5632x2048 from DRAM
 // 248-272 us without vs 289-315 with; tiny1b Q8_0 tg64 on 1 thread 26.3/25.9 vs 19.5/19.2
 // tok/s.) The requests go to L2 (T2), not L1: a chunk's ~36 lines asked for at once fill the
 // core's few L1 miss buffers, and the prefetch instructions then stall the kernel
@@ -607,11 +608,14 @@ void gemm_tile_x16(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, siz
 // quants unpacked into registers instead of a WeightPack, so every element has the tile's bits.
 // kPrefetchStep 0: the weights are read in order with no prefetch requests (see
 // kX16PrefetchAhead; what Zen 4 streams fastest). Otherwise each block also requests, into L2,
-// the stream kX16PrefetchAhead bytes ahead, one request per kPrefetchStep bytes (128: every other
-// line; the L2's adjacent-line prefetch brings the pair's other half). On Intel (Xeon, model 207,
-// 2 vCPUs) Q4_0 streamed ~25% faster so: gemv_x16 q4_0 5632x2048 from DRAM, 1 thread, medians of
-// 5 alternating: 731/839/779 -> 573/627/565 us (a request per line, or 8 KiB ahead: no better);
-// Q8_0, whose plain loop already streamed near the probe there, did not gain end to end.
+// the stream kX16PrefetchAhead bytes ahead, one request per kPrefetchStep bytes. On Intel (Xeon,
+// model 207, 2 vCPUs) a request per line (64) streams closest to the read probe. tiny1b tg128,
+// alternating binaries, % of the read bandwidth probed in the same run:
+//   2 threads, Q4_0: 77.8/77.6/72.8 with every other line (128) -> 87.4/94.7/83.6;
+//             Q8_0: 85.4/89.4 with no requests -> 96.8/93.4;
+//   1 thread,  Q4_0: 80.0/68.8/76.6 -> 89.6/87.6/87.7; Q8_0: 83.5/83.8 -> 97.4/91.6.
+// (Every other line had been ~25% faster than none in the 1-thread kernel benchmark,
+// gemv_x16 q4_0 5632x2048 from DRAM; 2 or 6 KiB ahead instead of 4 did no better in the engine.)
 template <class Fmt, size_t kPrefetchStep>
 void gemv_x16(int64_t n, int64_t n_rows, const void* w, size_t group_bytes, const void* xv, float* y) {
   static_assert(!Fmt::kAffine);
@@ -703,10 +707,14 @@ void q4_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_str
 }
 void q4_0_gemv_x16_prefetch_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x,
                                    float* y) {
-  gemv_x16<FmtQ4_0, 128>(n, n_rows, w, w_stride, x, y);
+  gemv_x16<FmtQ4_0, 64>(n, n_rows, w, w_stride, x, y);
 }
 void q8_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
   gemv_x16<FmtQ8_0, 0>(n, n_rows, w, w_stride, x, y);
+}
+void q8_0_gemv_x16_prefetch_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x,
+                                   float* y) {
+  gemv_x16<FmtQ8_0, 64>(n, n_rows, w, w_stride, x, y);
 }
 
 }  // namespace edgeinfer

@@ -8,6 +8,7 @@ void fill_avx512_kernels(Kernels& k, CpuVendor vendor) {
   k.isa = Isa::Avx512;
   auto id = [](TensorType t) { return static_cast<size_t>(t); };
   using T = TensorType;
+  const bool intel = vendor == CpuVendor::Intel;
 
   k.from_float[id(T::F16)] = f16_from_float_avx512;
   k.from_float[id(T::BF16)] = bf16_from_float_avx512;
@@ -16,7 +17,7 @@ void fill_avx512_kernels(Kernels& k, CpuVendor vendor) {
   k.from_float[id(T::Q8_K)] = q8_k_from_float_avx512;
 
   k.vec_dot[id(T::F32)] = f32_vec_dot_avx512;
-  k.vec_dot[id(T::F16)] = vendor == CpuVendor::Intel ? f16_vec_dot_prefetch_avx512 : f16_vec_dot_avx512;
+  k.vec_dot[id(T::F16)] = intel ? f16_vec_dot_prefetch_avx512 : f16_vec_dot_avx512;
   k.vec_dot[id(T::Q4_0)] = q4_0_vec_dot_avx512;
   k.vec_dot[id(T::Q4_1)] = q4_1_vec_dot_avx512;
   k.vec_dot[id(T::Q5_0)] = q5_0_vec_dot_avx512;
@@ -47,17 +48,18 @@ void fill_avx512_kernels(Kernels& k, CpuVendor vendor) {
   k.gemv[id(T::Q8_0)] = q8_0_gemv_avx512;
   k.gemm_tile_x16[id(T::Q4_0)] = q4_0_gemm_tile_x16_avx512;
   k.gemm_tile_x16[id(T::Q8_0)] = q8_0_gemm_tile_x16_avx512;
-  // Intel streams Q4_0 faster with requests ahead, Zen 4 without (gemm_q_avx512.cpp gemv_x16).
-  k.gemv_x16[id(T::Q4_0)] = vendor == CpuVendor::Intel ? q4_0_gemv_x16_prefetch_avx512 : q4_0_gemv_x16_avx512;
-  k.gemv_x16[id(T::Q8_0)] = q8_0_gemv_x16_avx512;
+  // Intel streams Q4_0 and Q8_0 faster with requests ahead, Zen 4 without (gemm_q_avx512.cpp
+  // gemv_x16).
+  k.gemv_x16[id(T::Q4_0)] = intel ? q4_0_gemv_x16_prefetch_avx512 : q4_0_gemv_x16_avx512;
+  k.gemv_x16[id(T::Q8_0)] = intel ? q8_0_gemv_x16_prefetch_avx512 : q8_0_gemv_x16_avx512;
   k.gemm_tile_x16[id(T::Q6_K)] = q6_k_gemm_tile_x16_avx512;
   k.gemv_x16[id(T::Q6_K)] = q6_k_gemv_x16_avx512;
   k.gemm_tile_x16[id(T::Q4_K)] = q4_k_gemm_tile_x16_avx512;
-  k.gemv_x16[id(T::Q4_K)] = q4_k_gemv_x16_avx512;
+  k.gemv_x16[id(T::Q4_K)] = intel ? q4_k_gemv_x16_line_avx512 : q4_k_gemv_x16_avx512;
   // F16 over the x16 layout, with its own summation order (kernels.h kF16X16SumBlock): on
   // Intel's two FMA ports the row tile's loads and conversions starve them; Zen 4 (one port's
   // rate) runs the row tile at ~89% of its peak already and was not measured with this one.
-  if (vendor == CpuVendor::Intel) {
+  if (intel) {
     k.gemm_tile_x16[id(T::F16)] = f16_gemm_tile_x16_avx512;
     k.gemv_x16[id(T::F16)] = f16_gemv_x16_avx512;
   }

@@ -184,12 +184,15 @@ void q4_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_str
 void q4_0_gemv_x16_prefetch_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x,
                                    float* y);
 void q8_0_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
+void q8_0_gemv_x16_prefetch_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x,
+                                   float* y);
 void q6_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                                const void* x, size_t x_stride, float* y, size_t y_stride);
 void q6_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 void q4_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
                                const void* x, size_t x_stride, float* y, size_t y_stride);
 void q4_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
+void q4_k_gemv_x16_line_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y);
 // attention's online-softmax step (kernels/softmax_avx512.cpp)
 float softmax_step_avx512(float* x, int64_t n, float scale, float* max, float* sum);
 // the feed-forward SiLU·mul (kernels/silu_avx512.cpp)
