@@ -469,8 +469,9 @@ void q6_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_byt
 //     mins (g, g + 2) against the activation's pair sums (the tile: 8 of (min, min) pairs
 //     against (bsums[2g], bsums[2g + 1])).
 // Then the tile's two float steps in its order: fma by d * da, fnmadd by dmin * da, so every
-// row has the tile's bits. kStep: one request per kStep bytes of the stream ahead (x16_superblock).
-template <size_t kStep>
+// row has the tile's bits. kStep: one request per kStep bytes of the stream ahead (x16_superblock;
+// 128, every other line, unless a maker's table asks for another).
+template <size_t kStep = 128>
 void q4_k_gemv_x16(int64_t n, int64_t n_rows, const uint8_t* w, size_t group_bytes, const BlockQ8_K* x, float* y) {
   const int64_t nb = n / kQK_K;
   const __m512i lo4 = _mm512_set1_epi8(0x0F), hi4 = _mm512_set1_epi8(static_cast<char>(0xF0)),
@@ -555,16 +556,10 @@ EDGEINFER_K_TILE(q6_k_gemm_tile_avx512, FmtQ6_K)
     prefix##_gemv_x16(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y); \
   }
 EDGEINFER_K_X16(q6_k, FmtQ6_K)
+EDGEINFER_K_X16(q4_k, FmtQ4_K)
 #undef EDGEINFER_K_X16
 
-void q4_k_gemm_tile_x16_avx512(int64_t n, int64_t n_rows, int64_t n_cols, const void* w, size_t w_stride,
-                               const void* x, size_t x_stride, float* y, size_t y_stride) {
-  gemm_tile<FmtQ4_K>(X16Source<FmtQ4_K>{static_cast<const uint8_t*>(w), w_stride}, n, n_rows, n_cols, x, x_stride, y,
-                     y_stride);
-}
-void q4_k_gemv_x16_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
-  q4_k_gemv_x16<128>(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
-}
+// Intel's Q4_K GEMV: a request per line (x16_superblock's figures).
 void q4_k_gemv_x16_line_avx512(int64_t n, int64_t n_rows, const void* w, size_t w_stride, const void* x, float* y) {
   q4_k_gemv_x16<64>(n, n_rows, static_cast<const uint8_t*>(w), w_stride, static_cast<const BlockQ8_K*>(x), y);
 }
