@@ -291,8 +291,11 @@ TEST_P(X16, F16TileAndGemvFollowTheirOwnArithmetic) {
         const auto w = random_weight_rows(t, n, rows, rng);
         const auto p = packed(t, n, rows, w);
         const size_t gb = x16_group_bytes(t, n);
-        // One column, a few, one register tile, one more, and past the 72 converted at once.
-        const std::vector<int64_t> col_counts = n >= 2048 ? std::vector<int64_t>{1, 25} : std::vector<int64_t>{1, 3, 24, 25, 80};
+        // One column, a few, one register tile, one more (the later tiles of a span read the
+        // weights the first converted), two and a bit, the engine's 64, and past the 72
+        // converted at once.
+        const std::vector<int64_t> col_counts =
+            n >= 2048 ? std::vector<int64_t>{1, 25, 64} : std::vector<int64_t>{1, 3, 24, 25, 50, 80};
         for (int64_t cols : col_counts) {
           std::vector<uint8_t> x;
           for (int64_t c = 0; c < cols; ++c) {
