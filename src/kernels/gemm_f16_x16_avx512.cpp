@@ -69,14 +69,6 @@ void convert_block(const uint8_t* x, size_t x_stride, int nc, int64_t k0, int64_
 // from DRAM 254 -> 290.
 enum class WFrom { kHalves, kHalvesKeep, kFloats };
 
-// One group's 16 rows x C columns over one K block: the block's partials, stored as the result
-// so far (the first block) or added to it. Rows beyond the call's (m) are neither read nor
-// written in y. wg: the group's block as halves; wf: the same block as floats (kFloats reads
-// it, kHalvesKeep writes it). `next` (or nullptr): the same block of the next group, requested
-// into L1 one line per two K steps. The groups' blocks are 4 KiB pieces n * 32 bytes apart,
-// each a new page to the hardware prefetcher; requested a group ahead, the 2048 x 2048 prefill
-// over weights from DRAM (bench_kernels gemm_x16, one thread, Intel) ran at 115 GFLOP/s,
-// against 93 without.
 // K step k of a register tile: the weight vector (as kFrom says) times each column's x_k.
 template <int C, WFrom kFrom>
 [[gnu::always_inline]] inline void tile_step(__m512 (&acc)[C], int64_t k, const uint16_t* wg, float* wf,
@@ -92,6 +84,14 @@ template <int C, WFrom kFrom>
   for (int c = 0; c < C; ++c) acc[c] = _mm512_fmadd_ps(w, _mm512_set1_ps(xs[c * kKc + k]), acc[c]);
 }
 
+// One group's 16 rows x C columns over one K block: the block's partials, stored as the result
+// so far (the first block) or added to it. Rows beyond the call's (m) are neither read nor
+// written in y. wg: the group's block as halves; wf: the same block as floats (kFloats reads
+// it, kHalvesKeep writes it). `next` (or nullptr): the same block of the next group, requested
+// into L1 one line per two K steps. The groups' blocks are 4 KiB pieces n * 32 bytes apart,
+// each a new page to the hardware prefetcher; requested a group ahead, the 2048 x 2048 prefill
+// over weights from DRAM (bench_kernels gemm_x16, one thread, Intel) ran at 115 GFLOP/s,
+// against 93 without.
 template <int C, WFrom kFrom>
 void block_tile(int64_t len, const uint16_t* wg, float* wf, const float* xs, float* y, size_t y_stride, __mmask16 m,
                 bool first, const uint16_t* next) {
@@ -99,7 +99,8 @@ void block_tile(int64_t len, const uint16_t* wg, float* wf, const float* xs, flo
 #pragma GCC unroll 24
   for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
   // Two K steps per pass with one unconditional request (to the block being read when there is
-  // no next one): fewer loop instructions beside the FMAs.
+  // no next one): fewer loop instructions beside the FMAs. Tiles reading the floats request
+  // nothing: the tile that converted the block already asked for the next one.
   const char* ahead = reinterpret_cast<const char*>(next ? next : wg);
   int64_t k = 0;
   for (; k + 2 <= len; k += 2) {
