@@ -97,28 +97,29 @@ int bench(const BenchCliOptions& o) {
     if (o.json) return;
     if (!header) {
       // Wide enough for "tg128@d1024 x8 shared".
-      std::printf("| %-22s | %7s | %-8s | %20s | %-34s |\n", "test", "threads", "type", "t/s (median ± sd)",
+      std::printf("| %-22s | %7s | %-8s | %20s | %-38s |\n", "test", "threads", "type", "t/s (median ± sd)",
                   "roofline");
-      std::printf("|------------------------|---------|----------|----------------------|------------------------------------|\n");
+      std::printf("|------------------------|---------|----------|----------------------|----------------------------------------|\n");
       header = true;
     }
     char roof[128] = "-";
     if (r.peak > 0) {
-      if (r.basis == "read bandwidth" && !r.rep_peak.empty()) {
-        // The median bandwidth beside the repetitions, and their range.
+      // The median peak beside the repetitions, and their range.
+      char range[48] = "";
+      if (!r.rep_peak.empty()) {
         const auto [lo, hi] = std::minmax_element(r.rep_peak.begin(), r.rep_peak.end());
-        std::snprintf(roof, sizeof roof, "%5.1f%% of %.1f GB/s read (%.0f-%.0f)", 100 * r.roofline, r.peak / 1e9,
-                      *lo / 1e9, *hi / 1e9);
-      } else if (r.basis == "read bandwidth") {
-        std::snprintf(roof, sizeof roof, "%5.1f%% of %.1f GB/s read", 100 * r.roofline, r.peak / 1e9);
+        std::snprintf(range, sizeof range, " (%.0f-%.0f)", *lo / 1e9, *hi / 1e9);
+      }
+      if (r.basis == "read bandwidth") {
+        std::snprintf(roof, sizeof roof, "%5.1f%% of %.1f GB/s read%s", 100 * r.roofline, r.peak / 1e9, range);
       } else {
-        std::snprintf(roof, sizeof roof, "%5.1f%% of %.0f G %s", 100 * r.roofline, r.peak / 1e9,
-                      r.basis == "int8 peak" ? "int8 op/s" : "fp32 flop/s");
+        std::snprintf(roof, sizeof roof, "%5.1f%% of %.0f G %s%s", 100 * r.roofline, r.peak / 1e9,
+                      r.basis == "int8 peak" ? "int8 op/s" : "fp32 flop/s", range);
       }
     }
     char ts[64];
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.median, r.stddev);
-    std::printf("| %-22s | %7d | %-8s | %20s | %-34s |\n", r.test.c_str(), r.threads, ftype.c_str(), ts, roof);
+    std::printf("| %-22s | %7d | %-8s | %20s | %-38s |\n", r.test.c_str(), r.threads, ftype.c_str(), ts, roof);
     if (o.profile) print_profile(r.profile);
     std::fflush(stdout);
   };
@@ -166,11 +167,12 @@ int bench(const BenchCliOptions& o) {
     }
     std::printf("weights streamed per generated token: %.2f MiB; matmul ops per token: %.2f G\n",
                 rep.stream_bytes_per_token / 1048576.0, rep.matmul_ops_per_token / 1e9);
-    bool any_tg = false;
-    for (const BenchResult& r : rep.results) any_tg = any_tg || !r.rep_peak.empty();
-    if (any_tg) {
-      std::printf("tg roofline: the median of each repetition's bytes/s over the read bandwidth probed just before\n"
-                  "and after it (the higher); GB/s: the median of those probes (their range in brackets)\n");
+    bool any_bracketed = false;
+    for (const BenchResult& r : rep.results) any_bracketed = any_bracketed || !r.rep_peak.empty();
+    if (any_bracketed) {
+      std::printf("roofline: the median of each repetition's own ratio to the peak probed just before and after\n"
+                  "it (the higher): bytes/s over read bandwidth for tg, ops/s over the int8 or fp32 fma peak for\n"
+                  "pp; the peak shown is the median of those probes (their range in brackets)\n");
     }
   }
   return 0;

@@ -236,11 +236,24 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
       seq.decode(toks, 0);  // warm-up
       ForwardProfile prof;
       if (opt.profile) seq.set_profile(&prof);
+      // The compute peak is probed again between repetitions, as the read bandwidth is for
+      // generation: on these VMs a busy neighbour on the core's other hyperthread halves it for
+      // seconds at a time (the FP32 probe read 175-349 GFLOP/s on 2 threads within minutes), so
+      // a peak taken once compares a repetition with another moment's machine.
+      auto compute_peak = [&] {
+        return int_path ? probe_int8_peak(pool, opt.probe_options) : probe_fma_peak(pool, opt.probe_options);
+      };
+      double peak_before = opt.probes ? compute_peak() : 0;
       for (int i = 0; i < opt.reps; ++i) {
         const auto t0 = Clock::now();
         seq.decode(toks, 0);
         const double s = std::chrono::duration<double>(Clock::now() - t0).count();
         r.tok_s.push_back(np / s);
+        if (opt.probes) {
+          const double peak_after = compute_peak();
+          r.rep_peak.push_back(std::max(peak_before, peak_after));
+          peak_before = peak_after;
+        }
       }
       seq.set_profile(nullptr);
       r.profile = prof;

@@ -61,9 +61,9 @@ struct BenchResult {
   double peak = 0;
   double roofline = 0;
   std::string basis;     // "read bandwidth", "int8 peak", "fp32 fma peak"
-  // Generation tests with probes: the read bandwidth beside each repetition (the higher of the
-  // probes just before and after it); roofline is then the median of the repetitions' own
-  // ratios and peak the median of these.
+  // With probes, the peak beside each repetition (the higher of the probes just before and
+  // after it): read bandwidth for generation, int8 or FP32 FMA peak for prompt processing.
+  // roofline is then the median of the repetitions' own ratios and peak the median of these.
   std::vector<double> rep_peak;
   ForwardProfile profile;  // filled with BenchOptions::profile
 };

@@ -10,27 +10,31 @@ namespace edgeinfer::probe {
 // and the store-forwarding latency would then be measured instead of the execution ports.
 #define EI_PROBE_10(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9)
 #define EI_PROBE_12(X) EI_PROBE_10(X) X(10) X(11)
+#define EI_PROBE_16(X) EI_PROBE_12(X) X(12) X(13) X(14) X(15)
 
 uint64_t int8_dot_avx512(int64_t iters, int32_t seed, int32_t* sink) {
-  // vpdpbusd: 64 u8 x s8 multiply-adds into 16 int32 lanes per instruction; 10 chains cover
-  // its latency on two ports.
+  // vpdpbusd: 64 u8 x s8 multiply-adds into 16 int32 lanes per instruction. Two ports with a
+  // latency of 5-6 cycles (Sapphire/Emerald Rapids) need 12 chains in flight; 16 leave room.
+  // With 10, as this probe first had, it read ~575 Gop/s on one core of the Intel VM where 12
+  // or 16 chains read 700-750 (2 per cycle at ~2.7 GHz): the int8 peak was understated by a
+  // quarter, and the prefill rooflines overstated as much.
   __m512i a = _mm512_set1_epi8(static_cast<char>(seed & 0x7f));
   __m512i b = _mm512_set1_epi8(static_cast<char>((seed >> 8) & 0x3f));
   // Each chain starts from its own value: chains that start equal and take the same operands
-  // are one chain to GCC, which then keeps a single vpdpbusd per iteration (the probe measured
-  // its latency times ten, 2.6x the real peak on Zen 4).
+  // are one chain to GCC, which then keeps a single vpdpbusd per iteration (the probe then
+  // counted ten for each one it timed, and read 2.6x the real peak on Zen 4).
 #define DECL(k) __m512i acc##k = _mm512_set1_epi32(k + 1);
-  EI_PROBE_10(DECL)
+  EI_PROBE_16(DECL)
 #undef DECL
   for (int64_t i = 0; i < iters; ++i) {
     __asm__ volatile("" : "+v"(a), "+v"(b));
 #define STEP(k) acc##k = _mm512_dpbusd_epi32(acc##k, a, b);
-    EI_PROBE_10(STEP)
+    EI_PROBE_16(STEP)
 #undef STEP
   }
   __m512i s = _mm512_setzero_si512();
 #define SUM(k) s = _mm512_add_epi32(s, acc##k);
-  EI_PROBE_10(SUM)
+  EI_PROBE_16(SUM)
 #undef SUM
   // The lanes wrap after enough iterations (vpdpbusd and vpaddd wrap in hardware), and GCC's
   // _mm512_reduce_add_epi32 adds them as signed ints, undefined on overflow: fold them as
@@ -40,7 +44,7 @@ uint64_t int8_dot_avx512(int64_t iters, int32_t seed, int32_t* sink) {
   uint32_t folded = 0;
   for (const uint32_t lane : out) folded += lane;
   *sink = static_cast<int32_t>(folded);
-  return static_cast<uint64_t>(iters) * 10 * 64 * 2;
+  return static_cast<uint64_t>(iters) * 16 * 64 * 2;
 }
 
 uint64_t fma_f32_avx512(int64_t iters, float seed, float* sink) {
