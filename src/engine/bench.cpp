@@ -237,9 +237,9 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
       ForwardProfile prof;
       if (opt.profile) seq.set_profile(&prof);
       // The compute peak is probed again between repetitions, as the read bandwidth is for
-      // generation: on these VMs a busy neighbour on the core's other hyperthread halves it for
-      // seconds at a time (the FP32 probe read 175-349 GFLOP/s on 2 threads within minutes), so
-      // a peak taken once compares a repetition with another moment's machine.
+      // generation: on the Intel VMs it swings by up to half within minutes (2 threads: FP32
+      // 175-349 GFLOP/s, int8 606-1123 Gop/s), so a peak taken once compares a repetition with
+      // another moment's machine.
       auto compute_peak = [&] {
         return int_path ? probe_int8_peak(pool, opt.probe_options) : probe_fma_peak(pool, opt.probe_options);
       };
