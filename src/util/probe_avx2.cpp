@@ -39,9 +39,11 @@ uint64_t int8_dot_avx2(int64_t iters, int32_t seed, int32_t* sink) {
 #undef SUM
   alignas(32) uint32_t out[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(out), s);
-  // The sums wrap after enough iterations; only their dependence on the loop matters, so they
-  // are added as unsigned (wrapping, defined) and the bits handed back.
-  *sink = static_cast<int32_t>(out[0] + out[7]);
+  // The sums wrap after enough iterations, so the lanes are added as unsigned (wrapping,
+  // defined) and the bits handed back.
+  uint32_t folded = 0;
+  for (const uint32_t lane : out) folded += lane;
+  *sink = static_cast<int32_t>(folded);
   return static_cast<uint64_t>(iters) * 6 * 32 * 2;
 }
 
@@ -63,7 +65,9 @@ uint64_t fma_f32_avx2(int64_t iters, float seed, float* sink) {
 #undef SUM
   alignas(32) float out[8];
   _mm256_store_ps(out, s);
-  *sink = out[0] + out[7];
+  float total = 0;
+  for (float x : out) total += x;
+  *sink = total;
   return static_cast<uint64_t>(iters) * 12 * 8 * 2;
 }
 
@@ -81,7 +85,8 @@ uint64_t read_avx2(const void* p, size_t n) {
     a3 = _mm256_xor_si256(a3, _mm256_load_si256(v + i + 7));
   }
   const __m256i s = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
-  return static_cast<uint64_t>(_mm256_extract_epi64(s, 0) ^ _mm256_extract_epi64(s, 3));
+  return static_cast<uint64_t>(_mm256_extract_epi64(s, 0) ^ _mm256_extract_epi64(s, 1) ^ _mm256_extract_epi64(s, 2) ^
+                               _mm256_extract_epi64(s, 3));
 }
 
 }  // namespace edgeinfer::probe

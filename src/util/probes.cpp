@@ -82,6 +82,13 @@ Paths paths() {
     p.read = probe::read_avx2;
     p.isa = Isa::Avx2;
   }
+#elif defined(EDGEINFER_ARCH_ARM64)
+  if (select_isa() == Isa::Neon) {
+    p.int8 = probe::int8_dot_neon;
+    p.fma = probe::fma_f32_neon;
+    p.read = probe::read_neon;
+    p.isa = Isa::Neon;
+  }
 #endif
   return p;
 }
