@@ -83,7 +83,7 @@ uint64_t read_avx512(const void* p, size_t n) {
     a3 = _mm512_xor_si512(a3, _mm512_load_si512(v + i + 3));
   }
   const __m512i s = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
-  alignas(64) uint64_t lanes[8];  // (not _mm512_reduce_xor_epi64: see fma_f32_avx512)
+  alignas(64) uint64_t lanes[8];  // folded through memory, as in fma_f32_avx512
   _mm512_store_si512(lanes, s);
   uint64_t total = 0;
   for (uint64_t x : lanes) total ^= x;

@@ -19,22 +19,31 @@
 namespace edgeinfer::kernel_test {
 namespace {
 
+// One path's probe loops and their shape: 32-bit lanes per accumulator, int8 chains (each
+// lane 4 multiply-adds per instruction; AVX2: 3 a_k times 2 operands) and FMA chains.
 struct ProbePath {
   Isa isa;
   uint64_t (*read)(const void*, size_t);
   uint64_t (*int8)(int64_t, int32_t, int32_t*);  // nullptr: no closed form (scalar)
   uint64_t (*fma)(int64_t, float, float*);
+  uint32_t lanes = 0;
+  uint32_t int8_chains = 0;
+  uint32_t fma_chains = 0;
 };
 
 std::vector<ProbePath> probe_paths() {
   std::vector<ProbePath> v = {{Isa::Scalar, probe::read_scalar, nullptr, nullptr}};
 #if defined(EDGEINFER_ARCH_X86)
-  if (isa_supported(Isa::Avx2)) v.push_back({Isa::Avx2, probe::read_avx2, probe::int8_dot_avx2, probe::fma_f32_avx2});
+  if (isa_supported(Isa::Avx2)) {
+    v.push_back({Isa::Avx2, probe::read_avx2, probe::int8_dot_avx2, probe::fma_f32_avx2, 8, 6, 12});
+  }
   if (isa_supported(Isa::Avx512)) {
-    v.push_back({Isa::Avx512, probe::read_avx512, probe::int8_dot_avx512, probe::fma_f32_avx512});
+    v.push_back({Isa::Avx512, probe::read_avx512, probe::int8_dot_avx512, probe::fma_f32_avx512, 16, 16, 12});
   }
 #elif defined(EDGEINFER_ARCH_ARM64)
-  if (isa_supported(Isa::Neon)) v.push_back({Isa::Neon, probe::read_neon, probe::int8_dot_neon, probe::fma_f32_neon});
+  if (isa_supported(Isa::Neon)) {
+    v.push_back({Isa::Neon, probe::read_neon, probe::int8_dot_neon, probe::fma_f32_neon, 4, 16, 16});
+  }
 #endif
   return v;
 }
@@ -66,29 +75,28 @@ TEST(ProbeKernels, ReadLoopsReadEveryWordOnce) {
 // AVX-512: vpdpbusd of u8 a = seed & 0x7f and s8 b = (seed >> 8) & 0x3f, chain k from k + 1.
 // NEON: sdot of the same a and b (s8 x s8), chain k from k + 1. AVX2: three a_k = (seed + k) &
 // 0x7f, each times b and c = (seed >> 16) & 0x3f (maddubs + madd), chains from 0.
-uint32_t int8_closed_form(Isa isa, int64_t iters, int32_t seed) {
+uint32_t int8_closed_form(const ProbePath& p, int64_t iters, int32_t seed) {
   const uint32_t a = static_cast<uint32_t>(seed & 0x7f), b = static_cast<uint32_t>((seed >> 8) & 0x3f);
   const uint32_t n = static_cast<uint32_t>(iters);  // wrapping, as the lanes do
-  if (isa == Isa::Avx2) {
+  if (p.isa == Isa::Avx2) {
     const uint32_t c = static_cast<uint32_t>((seed >> 16) & 0x3f);
     uint32_t lane = 0;
     for (int k = 0; k < 3; ++k) lane += n * 4u * (static_cast<uint32_t>((seed + k) & 0x7f) * (b + c));
-    return 8u * lane;
+    return p.lanes * lane;
   }
-  const uint32_t lanes = isa == Isa::Avx512 ? 16u : 4u, chains = 16u;
-  const uint32_t starts = chains * (chains + 1) / 2;  // 1 + 2 + ... + chains
-  return lanes * starts + lanes * chains * n * 4u * a * b;
+  const uint32_t starts = p.int8_chains * (p.int8_chains + 1) / 2;  // 1 + 2 + ... + chains
+  return p.lanes * starts + p.lanes * p.int8_chains * n * 4u * a * b;
 }
 
 TEST(ProbeKernels, Int8LoopsDoEveryDotProductTheyCount) {
   for (const ProbePath& p : probe_paths()) {
     if (!p.int8) continue;
-    const uint64_t per_iter = p.isa == Isa::Avx2 ? 6 * 32 * 2 : p.isa == Isa::Avx512 ? 16 * 64 * 2 : 16 * 16 * 2;
+    const uint64_t per_iter = uint64_t{p.int8_chains} * p.lanes * 4 * 2;
     for (int64_t iters : {1, 7, 1000, 100003}) {
       for (int32_t seed : {0x123457, 0x7f3f3f, 0x010101}) {
         int32_t sink = 0;
         EXPECT_EQ(p.int8(iters, seed, &sink), static_cast<uint64_t>(iters) * per_iter) << isa_name(p.isa);
-        EXPECT_EQ(static_cast<uint32_t>(sink), int8_closed_form(p.isa, iters, seed))
+        EXPECT_EQ(static_cast<uint32_t>(sink), int8_closed_form(p, iters, seed))
             << isa_name(p.isa) << " iters=" << iters << " seed=" << seed;
       }
     }
@@ -98,8 +106,7 @@ TEST(ProbeKernels, Int8LoopsDoEveryDotProductTheyCount) {
 TEST(ProbeKernels, FmaLoopsDoEveryFmaTheyCount) {
   for (const ProbePath& p : probe_paths()) {
     if (!p.fma) continue;
-    const int lanes = p.isa == Isa::Avx2 ? 8 : p.isa == Isa::Avx512 ? 16 : 4;
-    const int chains = p.isa == Isa::Neon ? 16 : 12;
+    const int lanes = static_cast<int>(p.lanes), chains = static_cast<int>(p.fma_chains);
     for (int64_t iters : {1, 9, 5000}) {
       for (float seed : {1.0f, 1.25f, 0.5f}) {
         // Every lane of chain k: v = seed + k, then v = v * m + c fused, iters times; the chains
