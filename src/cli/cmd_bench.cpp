@@ -184,13 +184,21 @@ void add_bench_command(CLI::App& app, Registry& r) {
   auto o = std::make_shared<BenchCliOptions>();
   CLI::App* sub = app.add_subcommand("bench", "Prompt-processing and generation speed with roofline probes");
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
-  sub->add_option("-p,--n-prompt", o->n_prompt, "Prompt lengths, comma-separated (0 = skip)")->delimiter(',')->capture_default_str();
-  sub->add_option("-n,--n-gen", o->n_gen, "Generation lengths, comma-separated (0 = skip)")->delimiter(',')->capture_default_str();
-  sub->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (default: all hardware threads)")->delimiter(',');
+  sub->add_option("-p,--n-prompt", o->n_prompt, "Prompt lengths, comma-separated (0 = skip)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(non_negative());
+  sub->add_option("-n,--n-gen", o->n_gen, "Generation lengths, comma-separated (0 = skip)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(non_negative());
+  sub->add_option("-t,--threads", o->threads, "Thread counts, comma-separated (default: all hardware threads)")
+      ->delimiter(',')
+      ->check(positive());
   sub->add_option("-d,--depth", o->depth,
                   "Prompt tokens cached in each sequence before the generation tests (tg at depth)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   sub->add_flag("--shared-depth", o->shared_depth,
                 "With --parallel: the sequences share the depth prompt's cache blocks (a common cached prefix)");
   sub->add_option("--parallel", o->parallel,
@@ -198,9 +206,9 @@ void add_bench_command(CLI::App& app, Registry& r) {
       ->delimiter(',')
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
-  sub->add_option("-r,--repetitions", o->reps, "Timed repetitions per test")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("-r,--repetitions", o->reps, "Timed repetitions per test")->capture_default_str()->check(positive());
   sub->add_option("--kv-type", o->kv_type, "KV cache type: f16, f32, q8_0")->capture_default_str()->check(CLI::IsMember({"f16", "f32", "q8_0"}));
-  sub->add_option("--probe-mib", o->probe_mib, "Buffer size of the bandwidth probe, MiB")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--probe-mib", o->probe_mib, "Buffer size of the bandwidth probe, MiB")->capture_default_str()->check(positive());
   sub->add_flag("--json", o->json, "Print the results as JSON");
   sub->add_flag("--profile", o->profile, "Per-op time breakdown of the timed runs");
   sub->add_flag("--no-probes", o->no_probes, "Skip the bandwidth/compute probes");

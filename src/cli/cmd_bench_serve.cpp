@@ -176,8 +176,8 @@ void add_bench_serve_command(CLI::App& app, Registry& r) {
   sub->add_flag("-q,--quiet", o->quiet, "No progress lines on stderr");
   sub->add_option("--seed", o->seed, "Seed of the synthetic prompts")->capture_default_str();
   ServeBenchOptions& z = o->sizes;
-  sub->add_option("--clients", z.n_clients, "agent: concurrent clients")->capture_default_str()->check(CLI::PositiveNumber);
-  sub->add_option("--rounds", z.rounds, "agent: rounds per client")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--clients", z.n_clients, "agent: concurrent clients")->capture_default_str()->check(positive());
+  sub->add_option("--rounds", z.rounds, "agent: rounds per client")->capture_default_str()->check(positive());
   sub->add_option("--system-tokens", z.system_tokens, "agent: shared system prompt")->capture_default_str();
   sub->add_option("--turn-tokens", z.turn_tokens, "agent: tokens per user turn")->capture_default_str();
   sub->add_option("--answer-tokens", z.answer_tokens, "agent: tokens per answer")->capture_default_str();
@@ -187,7 +187,7 @@ void add_bench_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("--edit-file-tokens", z.edit_file_tokens, "edit: file to rewrite")->capture_default_str();
   sub->add_option("--edit-changes", z.edit_changes, "edit: small changes between the file and its rewrite")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative());
   r.add(sub, [o] { return bench_serve(*o); });
 }
 

@@ -88,7 +88,7 @@ void add_logits_command(CLI::App& app, Registry& r) {
   auto* p = sub->add_option("-p,--prompt", o->prompt, "Text to tokenize (BOS added as the model says)");
   t->excludes(p);
   sub->add_option("-o,--output", o->out, "Output file: float32 [n_tokens][n_vocab]")->required();
-  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->check(CLI::NonNegativeNumber);
+  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->check(non_negative());
   sub->add_option("--kv-type", o->kv_type, "KV cache type: f16, f32, q8_0")->capture_default_str()->check(CLI::IsMember({"f16", "f32", "q8_0"}));
   r.add(sub, [o] {
     if (o->tokens.empty() && o->prompt.empty()) throw Error("give --tokens IDS or -p TEXT");

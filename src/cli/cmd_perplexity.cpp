@@ -79,9 +79,9 @@ void add_perplexity_command(CLI::App& app, Registry& r) {
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
   sub->add_option("-f,--file", o->file, "Text file")->required();
   sub->add_option("-c,--ctx-size", o->ctx, "Tokens per chunk")->capture_default_str()->check(CLI::Range(int64_t{4}, int64_t{1} << 20));
-  sub->add_option("-b,--batch-size", o->batch, "Tokens per forward call (0 = the chunk)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("-b,--batch-size", o->batch, "Tokens per forward call (0 = the chunk)")->capture_default_str()->check(non_negative());
   sub->add_option("--chunks", o->chunks, "Score at most this many chunks (-1 = all)")->capture_default_str();
-  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->capture_default_str()->check(non_negative());
   sub->add_option("--kv-type", o->kv_type, "KV cache type: f16, f32, q8_0")->capture_default_str()->check(CLI::IsMember({"f16", "f32", "q8_0"}));
   r.add(sub, [o] { return perplexity(*o); });
 }

@@ -83,7 +83,7 @@ void add_quantize_command(CLI::App& app, Registry& r) {
   sub->add_option("input", o->in, "Input GGUF (F32, F16 or BF16 tensors)")->required();
   sub->add_option("output", o->out, "Output GGUF")->required();
   sub->add_option("type", o->type, "Target: " + quant_target_names())->required();
-  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->capture_default_str()->check(non_negative());
   sub->add_flag("--pure", o->pure, "Every convertible tensor gets the base type (no mix rules, no Q6_K output)");
   sub->add_flag("--dry-run", o->dry_run, "Only print the type each tensor would get");
   sub->add_flag("-v,--verbose", o->verbose, "List every tensor written");

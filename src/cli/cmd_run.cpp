@@ -208,8 +208,8 @@ void add_run_command(CLI::App& app, Registry& r) {
   CLI::App* sub = app.add_subcommand("run", "Generate text from a prompt (or chat), streamed to stdout");
   sub->add_option("-m,--model", o->model, "GGUF model file")->required();
   sub->add_option("-p,--prompt", o->prompt, "Prompt text (with --chat: the user message)");
-  sub->add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub->add_option("--temp", o->temp, "Temperature; 0 = greedy (deterministic)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("-n,--n-predict", o->n_predict, "Tokens to generate")->capture_default_str()->check(non_negative());
+  sub->add_option("--temp", o->temp, "Temperature; 0 = greedy (deterministic)")->capture_default_str()->check(non_negative());
   sub->add_option("--top-k", o->top_k, "Keep the K most likely tokens (0 = off)")->capture_default_str();
   sub->add_option("--top-p", o->top_p, "Nucleus sampling threshold (1 = off)")->capture_default_str();
   sub->add_option("--min-p", o->min_p, "Drop tokens below min-p × the top probability (0 = off)")->capture_default_str();
@@ -217,8 +217,8 @@ void add_run_command(CLI::App& app, Registry& r) {
   sub->add_option("--presence-penalty", o->presence_penalty, "OpenAI presence penalty")->capture_default_str();
   sub->add_option("--frequency-penalty", o->frequency_penalty, "OpenAI frequency penalty")->capture_default_str();
   sub->add_option("--seed", o->seed, "Random seed (-1 = random)")->capture_default_str();
-  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub->add_option("-c,--ctx-size", o->ctx, "Context size in tokens (0 = model's, at most 4096)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->capture_default_str()->check(non_negative());
+  sub->add_option("-c,--ctx-size", o->ctx, "Context size in tokens (0 = model's, at most 4096)")->capture_default_str()->check(non_negative());
   sub->add_option("--kv-type", o->kv_type, "KV cache type: f16, f32, q8_0")->capture_default_str()->check(CLI::IsMember({"f16", "f32", "q8_0"}));
   sub->add_flag("--echo", o->echo, "Print the prompt before the generated text");
   sub->add_flag("--ignore-eos", o->ignore_eos, "Keep generating past end-of-text tokens");

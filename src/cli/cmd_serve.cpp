@@ -111,8 +111,8 @@ void add_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("--parallel", c->parallel, "Requests decoded at once")->capture_default_str()->check(CLI::Range(1, 1024));
   sub->add_option("--kv-mem", c->kv_mem, "KV cache budget, e.g. 512M or 2G (default: max(8192 tokens, context))");
   sub->add_option("--kv-type", c->kv_type, "KV cache type: f16, f32, q8_0")->capture_default_str()->check(CLI::IsMember({"f16", "f32", "q8_0"}));
-  sub->add_option("-c,--ctx-size", c->ctx, "Context per request in tokens (0: model's, at most 4096)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub->add_option("-t,--threads", c->threads, "Compute threads (0: all hardware threads)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("-c,--ctx-size", c->ctx, "Context per request in tokens (0: model's, at most 4096)")->capture_default_str()->check(non_negative());
+  sub->add_option("-t,--threads", c->threads, "Compute threads (0: all hardware threads)")->capture_default_str()->check(non_negative());
   sub->add_option("--batch-tokens", c->batch_tokens, "Tokens per engine step")->capture_default_str()->check(CLI::Range(1, 65536));
   sub->add_flag("--no-speculative", c->no_speculative, "Disable prompt-lookup speculative decoding");
   sub->add_option("--step-slack", c->step_slack,
@@ -129,17 +129,17 @@ void add_serve_command(CLI::App& app, Registry& r) {
   sub->add_option("--draft", o.draft_model_path, "Draft model for speculative decoding (same vocabulary; drafts where prompt lookup has none)");
   sub->add_option("--chat-template-file", o.chat_template_file, "Jinja chat template to use instead of the model's");
   sub->add_option("--max-queue", o.max_queue, "Requests that may wait beyond --parallel; more get 503")->capture_default_str()->check(CLI::Range(0, 100000));
-  sub->add_option("--slo-ttft-ms", o.slo_ttft_ms, "Shed low-priority requests (503) while P99 time to first token exceeds this (0: off)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--slo-ttft-ms", o.slo_ttft_ms, "Shed low-priority requests (503) while P99 time to first token exceeds this (0: off)")->capture_default_str()->check(non_negative());
   sub->add_option("--slo-min-priority", o.slo_min_priority, "Requests below this priority are shed under --slo-ttft-ms")->capture_default_str();
-  sub->add_option("--slo-window-s", o.slo_window_s, "Window of the P99 TTFT measurement")->capture_default_str()->check(CLI::PositiveNumber);
-  sub->add_option("--rate-limit", o.rate_limit, "Requests per key (or client address) per window; 0: off")->capture_default_str()->check(CLI::NonNegativeNumber);
-  sub->add_option("--rate-window-s", o.rate_window_s, "Rate-limit window in seconds")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--slo-window-s", o.slo_window_s, "Window of the P99 TTFT measurement")->capture_default_str()->check(positive());
+  sub->add_option("--rate-limit", o.rate_limit, "Requests per key (or client address) per window; 0: off")->capture_default_str()->check(non_negative());
+  sub->add_option("--rate-window-s", o.rate_window_s, "Rate-limit window in seconds")->capture_default_str()->check(positive());
   sub->add_option("--max-body", c->max_body, "Largest request body (413 above), e.g. 8M")->capture_default_str();
   sub->add_option("--timeout-read", o.read_timeout_s, "Seconds a client may send nothing before it is dropped")->capture_default_str()->check(CLI::Range(1, 3600));
   sub->add_option("--timeout-write", o.write_timeout_s, "Seconds a client may read nothing before it is dropped")->capture_default_str()->check(CLI::Range(1, 3600));
-  sub->add_option("--http-threads", o.http_threads, "Connection threads, one per open connection (0: max(128, 2 x (parallel + max-queue) + 16))")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--http-threads", o.http_threads, "Connection threads, one per open connection (0: max(128, 2 x (parallel + max-queue) + 16))")->capture_default_str()->check(non_negative());
   sub->add_option("--cors-origin", o.cors_origin, "Allow browser requests from this origin ('*' for any); off by default");
-  sub->add_option("--shutdown-grace-ms", o.shutdown_grace_ms, "On SIGTERM/SIGINT, let in-flight requests finish this long")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("--shutdown-grace-ms", o.shutdown_grace_ms, "On SIGTERM/SIGINT, let in-flight requests finish this long")->capture_default_str()->check(non_negative());
   sub->add_flag("--log-requests", o.log_requests, "Log one line per request on stderr");
   r.add(sub, [c] { return serve(*c); });
 }

@@ -67,7 +67,7 @@ void add_synth_command(CLI::App& app, Registry& r) {
   sub->add_option("--type", o->synth.type, "Weight type or mix: " + quant_target_names())->capture_default_str();
   sub->add_option("--vocab-from", o->synth.vocab_from, "GGUF whose tokenizer.* metadata to copy (default: the preset's)");
   sub->add_option("--seed", o->synth.seed, "Random seed")->capture_default_str();
-  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  sub->add_option("-t,--threads", o->threads, "Threads (0 = all hardware threads)")->capture_default_str()->check(non_negative());
   sub->add_flag("--pure", o->synth.pure, "Every matrix gets the base type (no mix rules)");
   sub->add_flag("--list", o->list, "List the presets and exit");
   r.add(sub, [o] { return synth(*o); });

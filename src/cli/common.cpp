@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <string>
 
 #include "util/data_path.h"
@@ -27,6 +28,32 @@ TensorType parse_kv_type(const std::string& s) {
   if (s == "f32") return TensorType::F32;
   if (s == "q8_0") return TensorType::Q8_0;
   throw Error("unknown KV cache type '" + s + "' (expected f16, f32 or q8_0)");
+}
+
+namespace {
+
+// A number's check: `ok` on the parsed value, else "must be <what>, got <text>". Text that is
+// not wholly a number is left to the option's conversion, which names the option and the text.
+CLI::Validator number_check(bool (*ok)(double), const char* what, const char* name) {
+  return CLI::Validator(
+      [ok, what](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size()) return {};
+        if (ok(v)) return {};
+        return std::string("must be ") + what + ", got " + text;
+      },
+      name, name);
+}
+
+}  // namespace
+
+CLI::Validator non_negative() {
+  return number_check([](double v) { return v >= 0; }, "0 or more", "NONNEGATIVE");
+}
+
+CLI::Validator positive() {
+  return number_check([](double v) { return v > 0; }, "more than 0", "POSITIVE");
 }
 
 int default_threads() { return ThreadPool::hardware_threads(); }

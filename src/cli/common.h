@@ -21,6 +21,12 @@ TensorType parse_kv_type(const std::string& s);
 // the option in errors. Throws Error for a malformed, unknown-unit or non-positive size.
 uint64_t parse_byte_size(const std::string& s, const char* flag);
 
+// Numeric option checks whose errors read "--depth: must be 0 or more, got -1" (CLI11's own
+// NonNegativeNumber / PositiveNumber print "Value -1 not in range 0.000000 to " and DBL_MAX in
+// full). A value that is not a number passes them and is rejected by the option's conversion.
+CLI::Validator non_negative();  // >= 0
+CLI::Validator positive();      // > 0
+
 // Number of threads to use for -t 0 / default.
 int default_threads();
 

@@ -169,8 +169,14 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
 
   if (opt.depth < 0) throw Error("bench: depth must not be negative");
   int max_p = 0, max_n = 0, max_par = 1;
-  for (int p : opt.n_prompt) max_p = std::max(max_p, p);
-  for (int n : opt.n_gen) max_n = std::max(max_n, n);
+  for (int p : opt.n_prompt) {
+    if (p < 0) throw Error("bench: prompt lengths must not be negative, got " + std::to_string(p));
+    max_p = std::max(max_p, p);
+  }
+  for (int n : opt.n_gen) {
+    if (n < 0) throw Error("bench: generation lengths must not be negative, got " + std::to_string(n));
+    max_n = std::max(max_n, n);
+  }
   for (int p : opt.parallel) {
     if (p < 1 || p > 256) throw Error("bench: parallel sequences must be in [1, 256], got " + std::to_string(p));
     max_par = std::max(max_par, p);

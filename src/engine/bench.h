@@ -31,7 +31,7 @@
 namespace edgeinfer {
 
 struct BenchOptions {
-  std::vector<int> n_prompt = {512};  // 0 entries are skipped
+  std::vector<int> n_prompt = {512};  // 0 entries are skipped; a negative one is an Error
   std::vector<int> n_gen = {128};
   std::vector<int> threads = {1};
   std::vector<int> parallel = {1};  // sequences decoding together in the tg tests

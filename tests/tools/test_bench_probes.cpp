@@ -117,6 +117,13 @@ TEST(Bench, GenerationAtDepthWithParallelStreams) {
   bo.parallel = {1};
   bo.depth = -1;
   EXPECT_THROW(run_bench(*model, "m", kernels_for(select_isa()), bo), Error);
+  // A negative length is an error, not a skipped test (0 skips).
+  bo.depth = 0;
+  bo.n_gen = {4, -1};
+  EXPECT_THROW(run_bench(*model, "m", kernels_for(select_isa()), bo), Error);
+  bo.n_gen = {0};
+  bo.n_prompt = {-5};
+  EXPECT_THROW(run_bench(*model, "m", kernels_for(select_isa()), bo), Error);
 }
 
 TEST(Bench, Statistics) {
