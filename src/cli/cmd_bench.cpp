@@ -36,20 +36,40 @@ struct BenchCliOptions {
   size_t probe_mib = 512;
 };
 
-nlohmann::json profile_json(const ForwardProfile& p) {
+nlohmann::json profile_json(const BenchResult& r, const OpWorkTable& w) {
+  const ForwardProfile& p = r.profile;
   nlohmann::json j = nlohmann::json::object();
   for (size_t i = 0; i < kFwdOpNames.size(); ++i) j[std::string(kFwdOpNames[i])] = p.seconds[i];
   j["forward_calls"] = p.forward_calls;
+  const auto rates = profile_rates(r, w);
+  nlohmann::json m = nlohmann::json::object();
+  for (size_t i = 0; i < kFwdOpNames.size(); ++i) {
+    if (rates[i] > 0) m[std::string(kFwdOpNames[i])] = rates[i];
+  }
+  j["matmul_rate"] = std::move(m);
+  j["matmul_rate_unit"] = r.n_prompt > 0 ? "ops/s" : "bytes/s";
   return j;
 }
 
-void print_profile(const ForwardProfile& p) {
+// The ops' shares of the profiled time, then each matmul op's rate (weights streamed for tg,
+// ops for pp) and, with probes, its share of the test's median peak.
+void print_profile(const BenchResult& r, const OpWorkTable& w) {
+  const ForwardProfile& p = r.profile;
   const double total = p.total();
   if (total <= 0) return;
   std::printf("    per-op time (%llu forward calls, %.3f s):", static_cast<unsigned long long>(p.forward_calls), total);
   for (size_t i = 0; i < kFwdOpNames.size(); ++i) {
     if (p.seconds[i] / total < 0.0005) continue;
     std::printf(" %s %.1f%%", std::string(kFwdOpNames[i]).c_str(), 100.0 * p.seconds[i] / total);
+  }
+  std::printf("\n");
+  const auto rates = profile_rates(r, w);
+  const bool pp = r.n_prompt > 0;
+  std::printf("    matmul %s:", pp ? "G op/s" : "weights GB/s");
+  for (size_t i = 0; i < kFwdOpNames.size(); ++i) {
+    if (rates[i] <= 0) continue;
+    std::printf(" %s %.1f", std::string(kFwdOpNames[i]).c_str(), rates[i] / 1e9);
+    if (r.peak > 0) std::printf(" (%.0f%%)", 100.0 * rates[i] / r.peak);
   }
   std::printf("\n");
 }
@@ -92,6 +112,7 @@ int bench(const BenchCliOptions& o) {
                   model->repacked_matrices(), model->repacked_bytes() / 1048576.0);
     }
   }
+  const OpWorkTable op_work = matmul_work_by_op(*model);
   bool header = false;
   auto on_result = [&](const BenchResult& r) {
     if (o.json) return;
@@ -120,7 +141,7 @@ int bench(const BenchCliOptions& o) {
     char ts[64];
     std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.median, r.stddev);
     std::printf("| %-22s | %7d | %-8s | %20s | %-38s |\n", r.test.c_str(), r.threads, ftype.c_str(), ts, roof);
-    if (o.profile) print_profile(r.profile);
+    if (o.profile) print_profile(r, op_work);
     std::fflush(stdout);
   };
   const BenchReport rep = run_bench(*model, o.model, kernels, bo, on_result);
@@ -155,7 +176,7 @@ int bench(const BenchCliOptions& o) {
         x["roofline"] = {{"achieved", r.achieved}, {"peak", r.peak}, {"ratio", r.roofline}, {"basis", r.basis}};
         if (!r.rep_peak.empty()) x["roofline"]["peak_per_repetition"] = r.rep_peak;
       }
-      if (o.profile) x["profile"] = profile_json(r.profile);
+      if (o.profile) x["profile"] = profile_json(r, rep.op_work);
       j["results"].push_back(std::move(x));
     }
     std::printf("%s\n", j.dump(2).c_str());

@@ -135,6 +135,40 @@ double matmul_ops_per_token(const Model& m) {
   return 2.0 * n;
 }
 
+OpWorkTable matmul_work_by_op(const Model& m) {
+  OpWorkTable t{};
+  auto add = [&](FwdOp op, const WeightMatrix& x) {
+    OpWork& w = t[static_cast<size_t>(op)];
+    w.bytes += static_cast<double>(x.row_bytes) * static_cast<double>(x.n_out);
+    w.ops += 2.0 * static_cast<double>(x.n_in) * static_cast<double>(x.n_out);
+  };
+  for (const LayerWeights& L : m.weights().layers) {
+    for (const WeightMatrix* x : {&L.wq, &L.wk, &L.wv}) add(FwdOp::Qkv, *x);
+    add(FwdOp::AttnOut, L.wo);
+    add(FwdOp::GateUp, L.w_gate);
+    add(FwdOp::GateUp, L.w_up);
+    add(FwdOp::Down, L.w_down);
+  }
+  add(FwdOp::Output, m.weights().output);
+  return t;
+}
+
+std::array<double, static_cast<size_t>(FwdOp::Count)> profile_rates(const BenchResult& r, const OpWorkTable& w) {
+  std::array<double, static_cast<size_t>(FwdOp::Count)> rate{};
+  const double calls = static_cast<double>(r.profile.forward_calls);
+  for (size_t i = 0; i < rate.size(); ++i) {
+    const double s = r.profile.seconds[i];
+    if (s <= 0) continue;
+    if (r.n_prompt > 0) {
+      const double rows = i == static_cast<size_t>(FwdOp::Output) ? 1.0 : static_cast<double>(r.n_prompt);
+      rate[i] = w[i].ops * rows * calls / s;
+    } else {
+      rate[i] = w[i].bytes * calls / s;
+    }
+  }
+  return rate;
+}
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -163,6 +197,7 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
   for (const GgufTensorInfo& t : model.gguf().tensors()) rep.n_params += t.n_elements();
   rep.stream_bytes_per_token = decode_stream_bytes(model);
   rep.matmul_ops_per_token = matmul_ops_per_token(model);
+  rep.op_work = matmul_work_by_op(model);
   rep.isa = std::string(isa_name(kernels.isa));
   const bool int_path = type_traits(wt).is_quantized;
   if (opt.reps < 1) throw Error("bench: repetitions must be at least 1");
@@ -265,7 +300,10 @@ BenchReport run_bench(const Model& model, const std::string& model_path, const K
       r.profile = prof;
       // Attention: for each token at position p, 2·p·q_dim (scores) + 2·p·q_dim (values) ops.
       const double attn_ops = 4.0 * static_cast<double>(c.q_dim()) * static_cast<double>(c.n_layer) * (np + 1) / 2.0;
-      finish(r, rep.matmul_ops_per_token + attn_ops, int_path ? probe.int8_ops_per_s : probe.fma_flops,
+      // Every token goes through the layers; only the last one through the output matrix.
+      const double out_ops = rep.op_work[static_cast<size_t>(FwdOp::Output)].ops;
+      const double prompt_ops = rep.matmul_ops_per_token - out_ops + out_ops / np;
+      finish(r, prompt_ops + attn_ops, int_path ? probe.int8_ops_per_s : probe.fma_flops,
              int_path ? "int8 peak" : "fp32 fma peak");
     }
     // The depth prompt, prefilled once into sequence 0 (in chunks, as the engine would) and

@@ -16,7 +16,9 @@
 // tok/s ÷ probed read bandwidth; the bandwidth is probed again beside every repetition, and the
 // figure is the median of the repetitions' own ratios), prompt processing against compute (matmul + attention ops per
 // token × tok/s ÷ the probed int8 dot-product peak for quantized weights, the FP32 FMA peak for
-// float weights).
+// float weights). A prompt's matmul ops count every token through the layers but one row through
+// the output matrix: the engine computes only the last token's logits.
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -68,13 +70,22 @@ struct BenchResult {
   ForwardProfile profile;  // filled with BenchOptions::profile
 };
 
+// One matmul op's weights (FwdOp Qkv, AttnOut, GateUp, Down, Output; zero for the other ops):
+// the bytes a decode step streams through it and its ops per token (2 · weights).
+struct OpWork {
+  double bytes = 0;
+  double ops = 0;
+};
+using OpWorkTable = std::array<OpWork, static_cast<size_t>(FwdOp::Count)>;
+
 struct BenchReport {
   std::string model_path;
   std::string model_type;  // e.g. "q4_0" (most common matmul weight type)
   int64_t n_params = 0;
   uint64_t model_bytes = 0;
   uint64_t stream_bytes_per_token = 0;  // weights read per generated token (matmuls)
-  double matmul_ops_per_token = 0;      // 2 · weights in matmuls
+  double matmul_ops_per_token = 0;      // 2 · weights in matmuls (a generated token's)
+  OpWorkTable op_work{};                // the same two, op by op
   std::string isa;
   std::vector<ProbeResult> probes;  // one per thread count
   std::vector<BenchResult> results;
@@ -84,6 +95,13 @@ struct BenchReport {
 uint64_t decode_stream_bytes(const Model& m);
 // 2 · (number of matmul weights): ops per token of the matmuls.
 double matmul_ops_per_token(const Model& m);
+// decode_stream_bytes and matmul_ops_per_token split by forward-pass op.
+OpWorkTable matmul_work_by_op(const Model& m);
+// Each op's rate over a result's profiled forward calls, 0 where the op has no matmul work or
+// took no time: for a generation test bytes/s of weights (every forward call streams each
+// matrix once, whatever the parallel streams), for a prompt test ops/s (n_prompt tokens per call
+// through the layer matrices, one row through the output matrix).
+std::array<double, static_cast<size_t>(FwdOp::Count)> profile_rates(const BenchResult& r, const OpWorkTable& w);
 // Median and sample standard deviation.
 double median_of(std::vector<double> v);
 double stddev_of(const std::vector<double>& v);

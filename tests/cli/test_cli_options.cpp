@@ -1,55 +1,15 @@
 // The edgeinfer binary with bad option values: exit status 2 and one plain line naming the
 // option, the rule and the value (not CLI11's "Value -1 not in range 0.000000 to " + DBL_MAX
 // in full); values that keep the rules get past parsing to the next check (the model file).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "cli_test_util.h"
 
+namespace edgeinfer::test {
 namespace {
-
-struct CliResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliResult run_cli(const std::vector<std::string>& args) {
-  char tmpl[] = "/tmp/edgeinfer-cli-test-XXXXXX";
-  const int fd = ::mkstemp(tmpl);
-  if (fd < 0) return {};
-  ::close(fd);
-  std::vector<std::string> argv_s = {EDGEINFER_CLI_PATH};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, tmpl, O_WRONLY | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  CliResult r;
-  pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) == 0) {
-    int st = 0;
-    if (::waitpid(pid, &st, 0) == pid && WIFEXITED(st)) r.exit_code = WEXITSTATUS(st);
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  std::ifstream in(tmpl);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.output = ss.str();
-  ::unlink(tmpl);
-  return r;
-}
 
 // `args` must fail parsing with exactly `message` on one line.
 void expect_rejected(const std::vector<std::string>& args, const std::string& message) {
@@ -102,3 +62,4 @@ TEST(CliOptions, ValuesWithinTheRulesGetPastParsing) {
 }
 
 }  // namespace
+}  // namespace edgeinfer::test

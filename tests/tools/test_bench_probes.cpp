@@ -85,7 +85,47 @@ TEST(Bench, RunsPpAndTgOnSynthLlama) {
     EXPECT_EQ(r.profile.forward_calls, r.test[0] == 't' ? 3u * 8u : 3u);
     EXPECT_GT(r.profile.total(), 0.0);
     EXPECT_GT(r.profile.seconds[static_cast<int>(FwdOp::GateUp)], 0.0);
+    // Each matmul op's rate: weights streamed per forward call (tg), or ops of n_prompt tokens
+    // through the layers and one row through the output matrix (pp); no rate for other ops.
+    const auto rates = profile_rates(r, rep.op_work);
+    const double n_calls = static_cast<double>(r.profile.forward_calls);
+    for (FwdOp op : {FwdOp::Qkv, FwdOp::AttnOut, FwdOp::GateUp, FwdOp::Down, FwdOp::Output}) {
+      const size_t i = static_cast<size_t>(op);
+      const OpWork& w = rep.op_work[i];
+      const double rows = r.n_prompt == 0 ? 0.0 : op == FwdOp::Output ? 1.0 : static_cast<double>(r.n_prompt);
+      EXPECT_DOUBLE_EQ(rates[i], (r.n_prompt > 0 ? w.ops * rows : w.bytes) * n_calls / r.profile.seconds[i]) << i;
+    }
+    EXPECT_EQ(rates[static_cast<size_t>(FwdOp::Attention)], 0.0);
+    EXPECT_EQ(rates[static_cast<size_t>(FwdOp::AttnNorm)], 0.0);
   }
+  // The pp roofline's work per token: every token through the layer matrices, one (the last,
+  // whose logits the engine computes) through the output matrix, plus causal attention.
+  const BenchResult& pp = rep.results[0];
+  ASSERT_EQ(pp.test, "pp32");
+  const ModelConfig& c = model->config();
+  const double out_ops = rep.op_work[static_cast<size_t>(FwdOp::Output)].ops;
+  const double attn_ops = 4.0 * static_cast<double>(c.q_dim()) * static_cast<double>(c.n_layer) * (32 + 1) / 2.0;
+  EXPECT_NEAR(pp.achieved / pp.median, rep.matmul_ops_per_token - out_ops + out_ops / 32 + attn_ops,
+              1e-9 * rep.matmul_ops_per_token);
+}
+
+TEST(Bench, MatmulWorkByOpAddsUpToTheModelsTotals) {
+  auto model = Model::load(data_file("models/synth-llama-q4_0.gguf"));
+  const OpWorkTable w = matmul_work_by_op(*model);
+  double bytes = 0, ops = 0;
+  for (const OpWork& x : w) {
+    bytes += x.bytes;
+    ops += x.ops;
+  }
+  EXPECT_DOUBLE_EQ(bytes, static_cast<double>(decode_stream_bytes(*model)));
+  EXPECT_DOUBLE_EQ(ops, matmul_ops_per_token(*model));
+  const ModelConfig& c = model->config();
+  const double E = static_cast<double>(c.n_embd), L = static_cast<double>(c.n_layer);
+  EXPECT_DOUBLE_EQ(w[static_cast<size_t>(FwdOp::Output)].ops, 2.0 * static_cast<double>(c.n_vocab) * E);
+  EXPECT_DOUBLE_EQ(w[static_cast<size_t>(FwdOp::Qkv)].ops,
+                   2.0 * L * E * static_cast<double>(c.q_dim() + 2 * c.kv_dim()));
+  EXPECT_DOUBLE_EQ(w[static_cast<size_t>(FwdOp::GateUp)].ops, 2.0 * L * E * 2.0 * static_cast<double>(c.n_ff));
+  EXPECT_DOUBLE_EQ(w[static_cast<size_t>(FwdOp::Attention)].ops, 0.0);
 }
 
 TEST(Bench, GenerationAtDepthWithParallelStreams) {
