@@ -25,19 +25,26 @@ using Clock = std::chrono::steady_clock;
 // Passes of each read-bandwidth probe taken between generation repetitions (the best counts).
 constexpr int kBracketPasses = 2;
 
+// Every matrix a forward pass multiplies by, with the op (forward_profile.h) it belongs to.
 template <class F>
 void for_each_matrix(const Model& m, F&& f) {
   const ModelWeights& w = m.weights();
   for (const LayerWeights& L : w.layers) {
-    for (const WeightMatrix* x : {&L.wq, &L.wk, &L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) f(*x);
+    f(FwdOp::Qkv, L.wq);
+    f(FwdOp::Qkv, L.wk);
+    f(FwdOp::Qkv, L.wv);
+    f(FwdOp::AttnOut, L.wo);
+    f(FwdOp::GateUp, L.w_gate);
+    f(FwdOp::GateUp, L.w_up);
+    f(FwdOp::Down, L.w_down);
   }
-  f(w.output);
+  f(FwdOp::Output, w.output);
 }
 
 // The type most matmul weight bytes are in, as the model's label.
 TensorType dominant_type(const Model& m) {
   std::map<TensorType, uint64_t> bytes;
-  for_each_matrix(m, [&](const WeightMatrix& x) { bytes[x.type] += x.row_bytes * static_cast<uint64_t>(x.n_out); });
+  for_each_matrix(m, [&](FwdOp, const WeightMatrix& x) { bytes[x.type] += x.row_bytes * static_cast<uint64_t>(x.n_out); });
   TensorType best = TensorType::F32;
   uint64_t most = 0;
   for (auto& [t, b] : bytes) {
@@ -125,31 +132,23 @@ class BenchBatch {
 
 uint64_t decode_stream_bytes(const Model& m) {
   uint64_t b = 0;
-  for_each_matrix(m, [&](const WeightMatrix& x) { b += x.row_bytes * static_cast<uint64_t>(x.n_out); });
+  for_each_matrix(m, [&](FwdOp, const WeightMatrix& x) { b += x.row_bytes * static_cast<uint64_t>(x.n_out); });
   return b;
 }
 
 double matmul_ops_per_token(const Model& m) {
   double n = 0;
-  for_each_matrix(m, [&](const WeightMatrix& x) { n += static_cast<double>(x.n_in) * static_cast<double>(x.n_out); });
+  for_each_matrix(m, [&](FwdOp, const WeightMatrix& x) { n += static_cast<double>(x.n_in) * static_cast<double>(x.n_out); });
   return 2.0 * n;
 }
 
 OpWorkTable matmul_work_by_op(const Model& m) {
   OpWorkTable t{};
-  auto add = [&](FwdOp op, const WeightMatrix& x) {
+  for_each_matrix(m, [&](FwdOp op, const WeightMatrix& x) {
     OpWork& w = t[static_cast<size_t>(op)];
     w.bytes += static_cast<double>(x.row_bytes) * static_cast<double>(x.n_out);
     w.ops += 2.0 * static_cast<double>(x.n_in) * static_cast<double>(x.n_out);
-  };
-  for (const LayerWeights& L : m.weights().layers) {
-    for (const WeightMatrix* x : {&L.wq, &L.wk, &L.wv}) add(FwdOp::Qkv, *x);
-    add(FwdOp::AttnOut, L.wo);
-    add(FwdOp::GateUp, L.w_gate);
-    add(FwdOp::GateUp, L.w_up);
-    add(FwdOp::Down, L.w_down);
-  }
-  add(FwdOp::Output, m.weights().output);
+  });
   return t;
 }
 
