@@ -185,6 +185,11 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
 
   const RopeParams rope_p{HD, c.n_rot, c.rope_freq_base, c.rope_freq_scale, w.rope_freqs.data,
                           c.rope_style == RopeStyle::Neox};
+  // Each token's rotation angles, computed once for all layers.
+  grow(rope_cs_, static_cast<size_t>(n * c.n_rot));
+  par_tokens([&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) rope_angles(tok_pos_[t], rope_p, rope_cs_.data() + t * c.n_rot);
+  });
   const AttentionShape shape{c.n_head, c.n_head_kv, HD, 1.0f / std::sqrt(static_cast<float>(HD))};
   const size_t block_stride = static_cast<size_t>(kv.block_size()) * kv.row_bytes();
 
@@ -208,8 +213,9 @@ const float* ForwardPass::forward(std::span<const SeqBatch> seqs, KvStorage& kv)
 
     par_tokens([&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
-        rope(q + t * QD, c.n_head, tok_pos_[t], rope_p);
-        rope(kk + t * KVD, c.n_head_kv, tok_pos_[t], rope_p);
+        const float* cs = rope_cs_.data() + t * c.n_rot;
+        rope_rotate(q + t * QD, c.n_head, cs, rope_p);
+        rope_rotate(kk + t * KVD, c.n_head_kv, cs, rope_p);
         const SeqBatch& sb = seqs[tok_seq_[t]];
         const int64_t p = tok_pos_[t];
         const int32_t block = sb.block_table[p / kv.block_size()];

@@ -70,6 +70,7 @@ class ForwardPass {
   // Per-token scratch, [n_tokens][width]
   std::vector<float> x_, xb_, q_, k_, v_, attn_, gate_, up_, logits_;
   std::vector<float> attn_scratch_;  // [n_threads][attention_scratch_floats]
+  std::vector<float> rope_cs_;       // [n][n_rot]: each token's RoPE cos/sin pairs (rope_angles)
   size_t attn_scratch_per_thread_ = 0;
   MatmulScratch mm_;
   ForwardProfile* profile_ = nullptr;
