@@ -77,8 +77,10 @@ void q8_0_vec_mad_avx512(int64_t n, float* y, const void* x, float w) {
 
 namespace {
 
-// Row loaders of the group kernel: NV registers of 16 values of the row at `row`.
+// Row loaders of the group kernel: NV registers of 16 values of the row at `row`; offset(j) is
+// where register j's values start in a row (j even for Q8_0: a whole block).
 struct F16Rows {
+  static constexpr size_t offset(int j) { return static_cast<size_t>(j) * 16 * sizeof(uint16_t); }
   template <int NV>
   static void load(const uint8_t* row, __m512 vf[NV]) {
     const uint16_t* v = reinterpret_cast<const uint16_t*>(row);
@@ -87,6 +89,7 @@ struct F16Rows {
   }
 };
 struct Q8_0Rows {
+  static constexpr size_t offset(int j) { return static_cast<size_t>(j / 2) * sizeof(BlockQ8_0); }
   template <int NV>
   static void load(const uint8_t* row, __m512 vf[NV]) {
     const BlockQ8_0* b = reinterpret_cast<const BlockQ8_0*>(row);
@@ -125,21 +128,42 @@ void mad16_pass(const uint8_t* base, size_t stride, int64_t n_rows, const float*
   }
 }
 
-// Heads in passes of HP: at least 8 chains to hide the FMA latency, at most 16 accumulators so that
-// they, the NV converted rows and the broadcast weight stay within the 32 zmm registers.
+// H heads over all NV registers of the rows, in slices of at most 16 / H registers (at most 16
+// accumulators: with the slice's converted registers and the broadcast weight they stay within
+// the 32 zmm registers). Each slice converts its part of every row once for the H heads.
+template <class Rows, int NV, int H>
+void mad16_slices(const uint8_t* base, size_t stride, int64_t n_rows, const float* w, size_t w_stride, float* y,
+                  size_t y_stride) {
+  constexpr int kSlice = NV < 16 / H ? NV : 16 / H;
+  constexpr int kWhole = NV / kSlice * kSlice;
+  for (int j0 = 0; j0 < kWhole; j0 += kSlice) {
+    mad16_pass<Rows, kSlice, H>(base + Rows::offset(j0), stride, n_rows, w, w_stride, y + 16 * j0, y_stride);
+  }
+  if constexpr (kWhole < NV) {
+    mad16_pass<Rows, NV - kWhole, H>(base + Rows::offset(kWhole), stride, n_rows, w, w_stride, y + 16 * kWhole, y_stride);
+  }
+}
+
+// Heads in passes of 8 (slices of 2 registers: 16 chains, each row's registers converted once per
+// 8 heads), then 4, 2 and 1 for the rest. Passes of all NV registers at once held 16 / NV heads
+// (4 for head_dim 64, 2 for 128) and converted every row 8 / (16 / NV) times for a GQA group of 8;
+// the order of each element's FMAs (row by row) is the same either way.
 template <class Rows, int NV>
 void mad16_group(const uint8_t* base, size_t stride, int64_t n_rows, int64_t n_y, const float* w, size_t w_stride,
                  float* y, size_t y_stride) {
-  constexpr int HP = NV == 1 ? 8 : NV <= 4 ? 4 : 2;
+  const auto wh = [&](int64_t h) { return w + static_cast<size_t>(h) * w_stride; };
+  const auto yh = [&](int64_t h) { return y + static_cast<size_t>(h) * y_stride; };
   int64_t h = 0;
-  for (; h + HP <= n_y; h += HP) {
-    mad16_pass<Rows, NV, HP>(base, stride, n_rows, w + static_cast<size_t>(h) * w_stride, w_stride,
-                             y + static_cast<size_t>(h) * y_stride, y_stride);
+  for (; h + 8 <= n_y; h += 8) mad16_slices<Rows, NV, 8>(base, stride, n_rows, wh(h), w_stride, yh(h), y_stride);
+  if (h + 4 <= n_y) {
+    mad16_slices<Rows, NV, 4>(base, stride, n_rows, wh(h), w_stride, yh(h), y_stride);
+    h += 4;
   }
-  for (; h < n_y; ++h) {
-    mad16_pass<Rows, NV, 1>(base, stride, n_rows, w + static_cast<size_t>(h) * w_stride, w_stride,
-                            y + static_cast<size_t>(h) * y_stride, y_stride);
+  if (h + 2 <= n_y) {
+    mad16_slices<Rows, NV, 2>(base, stride, n_rows, wh(h), w_stride, yh(h), y_stride);
+    h += 2;
   }
+  if (h < n_y) mad16_slices<Rows, NV, 1>(base, stride, n_rows, wh(h), w_stride, yh(h), y_stride);
 }
 
 using Mad16Fn = void (*)(const uint8_t*, size_t, int64_t, int64_t, const float*, size_t, float*, size_t);

@@ -193,7 +193,7 @@ TEST_P(VecMad, MadRowsGroupEqualsMadRowsPerHead) {
     for (int64_t n : {64, 16, 32, 48, 80, 96, 112, 128, 40, 256}) {
       if (!whole_blocks(t, n)) continue;
       for (int64_t nr : {16, 1, 5, 17, 37}) {
-        for (int64_t ny : {1, 3, 8, 11}) {
+        for (int64_t ny : {1, 3, 6, 8, 11, 15}) {
           const size_t rb = row_bytes(t, n), stride = rb + 8;
           std::vector<uint8_t> vr(stride * static_cast<size_t>(nr));
           for (int64_t r = 0; r < nr; ++r) {
