@@ -1,6 +1,7 @@
 #pragma once
-// Element-wise and row operations of the forward pass, computed in f32 with the same
-// arithmetic as the reference engine (sums of squares and softmax denominators in double).
+// Element-wise and row operations of the forward pass, computed in f32 with the reference
+// engine's arithmetic (sums of squares and softmax denominators in double; RMSNorm adds its
+// squares in eight partial sums, so only the order of those double additions differs).
 #include <cstdint>
 
 namespace edgeinfer {
