@@ -112,6 +112,8 @@ int bench(const BenchCliOptions& o) {
                   model->repacked_matrices(), model->repacked_bytes() / 1048576.0);
     }
   }
+  // The profile's per-op rates, printed as each result arrives (before run_bench returns its
+  // report) and in the JSON.
   const OpWorkTable op_work = matmul_work_by_op(*model);
   bool header = false;
   auto on_result = [&](const BenchResult& r) {
@@ -176,7 +178,7 @@ int bench(const BenchCliOptions& o) {
         x["roofline"] = {{"achieved", r.achieved}, {"peak", r.peak}, {"ratio", r.roofline}, {"basis", r.basis}};
         if (!r.rep_peak.empty()) x["roofline"]["peak_per_repetition"] = r.rep_peak;
       }
-      if (o.profile) x["profile"] = profile_json(r, rep.op_work);
+      if (o.profile) x["profile"] = profile_json(r, op_work);
       j["results"].push_back(std::move(x));
     }
     std::printf("%s\n", j.dump(2).c_str());
