@@ -39,6 +39,9 @@
 //   attn_shared8/<isa>/<kv type>/<ctx> the same for 8 decoding sequences whose whole context is
 //                                     one shared prefix (attend_tokens: each block read once
 //                                     for all 8 tokens' 64 heads)
+//   attn_prefill8/<isa>/<kv type>/<ctx> 8 neighbouring tokens of one prompt, the last at position
+//                                     ctx - 1, as the engine's prefill attends them (attend_tokens;
+//                                     each token up to its own position)
 //   attn_agent8/<isa>/<kv type>/<shared>+<tail> one decode step of 8 sequences over 22 layers'
 //                                     caches (from DRAM, as in the engine): a shared prefix and
 //                                     each sequence's own tail (tail + 8 * i positions, blocks
@@ -225,7 +228,7 @@ void from_float(benchmark::State& st, Isa isa, TensorType t, int64_t n) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * n * 4);
 }
 
-enum class Attn { RowWise, Head, Group, Shared8 };
+enum class Attn { RowWise, Head, Group, Shared8, Prefill8 };
 
 void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx, Attn mode) {
   const AttentionShape s{32, 4, 64, 0.125f};
@@ -246,7 +249,7 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   view.block_size = block_size;
   view.type = kv_type;
   view.block_table = table.data();
-  const int64_t n_tok = mode == Attn::Shared8 ? 8 : 1;
+  const int64_t n_tok = mode == Attn::Shared8 || mode == Attn::Prefill8 ? 8 : 1;
   const auto q = random_floats(static_cast<size_t>(n_tok * s.n_head * s.head_dim), rng);
   std::vector<float> out(q.size()), scratch(attention_tokens_scratch_floats(s, n_tok, block_size));
   Kernels kern = kernels_for(isa);
@@ -259,11 +262,12 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   const int64_t n_rep = s.n_head / s.n_head_kv;
   std::vector<AttnToken> toks(static_cast<size_t>(n_tok));
   for (auto _ : st) {
-    if (mode == Attn::Shared8) {
+    if (mode == Attn::Shared8 || mode == Attn::Prefill8) {
       for (int64_t h = 0; h < s.n_head; h += n_rep) {
         for (int64_t t = 0; t < n_tok; ++t) {
           const size_t at = static_cast<size_t>((t * s.n_head + h) * s.head_dim);
-          toks[static_cast<size_t>(t)] = AttnToken{q.data() + at, out.data() + at, n_ctx, table.data()};
+          const int64_t ctx = mode == Attn::Prefill8 ? n_ctx - (n_tok - 1) + t : n_ctx;
+          toks[static_cast<size_t>(t)] = AttnToken{q.data() + at, out.data() + at, ctx, table.data()};
         }
         attend_tokens(kern, view, s, h, n_rep, toks, scratch.data());
       }
@@ -472,6 +476,8 @@ void register_all() {
         benchmark::RegisterBenchmark(("attn_group/" + name).c_str(), attention, isa, t, ctx, Attn::Group)
             ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("attn_shared8/" + name).c_str(), attention, isa, t, ctx, Attn::Shared8)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("attn_prefill8/" + name).c_str(), attention, isa, t, ctx, Attn::Prefill8)
             ->Unit(benchmark::kMicrosecond);
       }
       for (auto [shared, tail] : {std::pair<int64_t, int64_t>{992, 0}, {992, 160}, {0, 1024}}) {
