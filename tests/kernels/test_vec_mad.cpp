@@ -135,7 +135,8 @@ TEST_P(VecMad, MadRowsEqualsVecMadRowByRow) {
 }
 
 // dot_rows_group: every head's scores bit-identical to dot_rows with that head's query, for
-// whole 16-row blocks (the transposed reduction) and the rows after them.
+// whole 16-row blocks (the transposed reduction; from 16 queries on, AVX-512's transposed block,
+// in runs of 4 queries and single ones) and the rows after them.
 TEST_P(VecMad, DotRowsGroupEqualsDotRowsPerHead) {
   const Kernels& k = kernels_for(GetParam());
   std::mt19937 rng(19);
@@ -148,7 +149,7 @@ TEST_P(VecMad, DotRowsGroupEqualsDotRowsPerHead) {
     for (int64_t n : {64, 16, 128, 32, 40, 256}) {
       if (!whole_blocks(t, n)) continue;
       for (int64_t nr : {16, 1, 5, 17, 32, 37}) {
-        for (int64_t nx : {1, 2, 3, 8}) {
+        for (int64_t nx : {1, 2, 3, 8, 16, 23, 37}) {
           const size_t rb = row_bytes(t, n), stride = rb + 24;
           std::vector<uint8_t> kr(stride * static_cast<size_t>(nr));
           for (int64_t r = 0; r < nr; ++r) {
@@ -189,11 +190,12 @@ TEST_P(VecMad, MadRowsGroupEqualsMadRowsPerHead) {
     const MadRowsFn rows = k.mad_rows[static_cast<size_t>(t)];
     ASSERT_NE(rows, nullptr) << "group kernel without mad_rows for " << tensor_type_name(t);
     // Every head_dim 16..128 (the AVX-512 kernel's passes of 8, 4 or 2 heads), odd sizes and a
-    // head count that leaves a partial pass for each of them.
+    // head count that leaves a partial pass for each of them; from 16 heads on, AVX-512 stages
+    // the f16 rows as f32 16 at a time (17 and 37 rows: more than one staging).
     for (int64_t n : {64, 16, 32, 48, 80, 96, 112, 128, 40, 256}) {
       if (!whole_blocks(t, n)) continue;
       for (int64_t nr : {16, 1, 5, 17, 37}) {
-        for (int64_t ny : {1, 3, 6, 8, 11, 15}) {
+        for (int64_t ny : {1, 3, 6, 8, 11, 15, 16, 29}) {
           const size_t rb = row_bytes(t, n), stride = rb + 8;
           std::vector<uint8_t> vr(stride * static_cast<size_t>(nr));
           for (int64_t r = 0; r < nr; ++r) {
