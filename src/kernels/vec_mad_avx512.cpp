@@ -90,7 +90,7 @@ struct F16Rows {
     for (int j = 0; j < NV; ++j) vf[j] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 16 * j)));
   }
 };
-// Rows already converted to f32 (f16_mad_rows_group_avx512 for many heads).
+// Rows already converted to f32 (mad16_staged).
 struct F32Rows {
   static constexpr size_t offset(int j) { return static_cast<size_t>(j) * 16 * sizeof(float); }
   template <int NV>
@@ -114,7 +114,7 @@ struct Q8_0Rows {
 // in registers (H * NV independent FMA chains): per element the same FMAs in the same order as
 // the type's mad_rows. Converting each row once per pass costs one conversion per H FMAs, cheaper
 // on Zen 4 than staging the rows as f32 in memory and reloading them for every head (a GQA group
-// of 8); from kStageFrom heads on, f16 rows are staged (measured on the Intel VM only).
+// of 8); from kStageFrom heads on, the rows are staged (mad16_staged; measured on the Intel VM only).
 template <class Rows, int NV, int H>
 void mad16_pass(const uint8_t* base, size_t stride, int64_t n_rows, const float* w, size_t w_stride, float* y,
                 size_t y_stride) {
@@ -179,21 +179,46 @@ void mad16_group(const uint8_t* base, size_t stride, int64_t n_rows, int64_t n_y
   if (h < n_y) mad16_slices<Rows, NV, 1>(base, stride, n_rows, wh(h), w_stride, yh(h), y_stride);
 }
 
+// mad16_group over rows staged as f32 16 at a time (the type's own row loader, so the values are
+// exactly those the passes would have converted): each row converted once for all the passes
+// instead of once per pass of 8 heads. The same FMAs in the same order per element.
+template <class Rows, int NV>
+void mad16_staged(const uint8_t* base, size_t stride, int64_t n_rows, int64_t n_y, const float* w, size_t w_stride,
+                  float* y, size_t y_stride) {
+  constexpr int n = 16 * NV;
+  constexpr int64_t kRowsAtOnce = 16;
+  alignas(64) float vf[kRowsAtOnce * n];
+  for (int64_t r0 = 0; r0 < n_rows; r0 += kRowsAtOnce) {
+    const int64_t nr = std::min(kRowsAtOnce, n_rows - r0);
+    for (int64_t r = 0; r < nr; ++r) {
+      __m512 v[NV];
+      Rows::template load<NV>(base + static_cast<size_t>(r0 + r) * stride, v);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) _mm512_store_ps(vf + r * n + 16 * j, v[j]);
+    }
+    mad16_group<F32Rows, NV>(reinterpret_cast<const uint8_t*>(vf), sizeof(float) * n, nr, n_y, w + r0, w_stride, y,
+                             y_stride);
+  }
+}
+
 using Mad16Fn = void (*)(const uint8_t*, size_t, int64_t, int64_t, const float*, size_t, float*, size_t);
 constexpr Mad16Fn kMad16[8] = {mad16_group<F16Rows, 1>, mad16_group<F16Rows, 2>, mad16_group<F16Rows, 3>,
                                mad16_group<F16Rows, 4>, mad16_group<F16Rows, 5>, mad16_group<F16Rows, 6>,
                                mad16_group<F16Rows, 7>, mad16_group<F16Rows, 8>};
-constexpr Mad16Fn kMad16F32[8] = {mad16_group<F32Rows, 1>, mad16_group<F32Rows, 2>, mad16_group<F32Rows, 3>,
-                                  mad16_group<F32Rows, 4>, mad16_group<F32Rows, 5>, mad16_group<F32Rows, 6>,
-                                  mad16_group<F32Rows, 7>, mad16_group<F32Rows, 8>};
-// Heads from which f16 rows are converted once into f32 for all the passes instead of once per
-// pass of 8 heads (one conversion per 8 FMAs). Scratch in-process A/B of attend_tokens (TinyLlama
-// shape, ctx 1024, Intel VM): with the transposed scores of dot_rows_avx512.cpp, 1 token (8
-// heads) 0.96x, 2 tokens (16 heads) 1.02x, 8 tokens 1.09x as fast as the passes converting.
-constexpr int64_t kStageFrom = 16;
+constexpr Mad16Fn kMad16Staged[8] = {mad16_staged<F16Rows, 1>, mad16_staged<F16Rows, 2>, mad16_staged<F16Rows, 3>,
+                                     mad16_staged<F16Rows, 4>, mad16_staged<F16Rows, 5>, mad16_staged<F16Rows, 6>,
+                                     mad16_staged<F16Rows, 7>, mad16_staged<F16Rows, 8>};
 // Q8_0 rows come in whole 32-element blocks: 2, 4, 6 or 8 registers.
 constexpr Mad16Fn kMadQ8_0[4] = {mad16_group<Q8_0Rows, 2>, mad16_group<Q8_0Rows, 4>, mad16_group<Q8_0Rows, 6>,
                                  mad16_group<Q8_0Rows, 8>};
+constexpr Mad16Fn kMadQ8_0Staged[4] = {mad16_staged<Q8_0Rows, 2>, mad16_staged<Q8_0Rows, 4>,
+                                       mad16_staged<Q8_0Rows, 6>, mad16_staged<Q8_0Rows, 8>};
+// Heads from which the rows are staged (mad16_staged) instead of converted once per pass of 8
+// heads (f16: one conversion per 8 FMAs; Q8_0: a widening, a conversion and a multiply). Scratch
+// in-process A/B of attend_tokens (TinyLlama shape, f16 cache, ctx 1024, Intel VM), with the
+// transposed scores of dot_rows_avx512.cpp: 1 token (8 heads) 0.96x, 2 tokens (16 heads) 1.02x,
+// 8 tokens 1.09x as fast as converting per pass.
+constexpr int64_t kStageFrom = 16;
 
 }  // namespace
 
@@ -206,26 +231,7 @@ void f16_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size
     }
     return;
   }
-  if (n_y < kStageFrom) {
-    kMad16[n / 16 - 1](base, stride, n_rows, n_y, w, w_stride, y, y_stride);
-    return;
-  }
-  // 16 rows at a time as f32 (exact), then the passes over them: the same FMAs in the same order.
-  constexpr int64_t kRowsAtOnce = 16;
-  alignas(64) float vf[kRowsAtOnce * 128];
-  const int64_t nv = n / 16;
-  for (int64_t r0 = 0; r0 < n_rows; r0 += kRowsAtOnce) {
-    const int64_t nr = std::min(kRowsAtOnce, n_rows - r0);
-    for (int64_t r = 0; r < nr; ++r) {
-      const uint16_t* v = reinterpret_cast<const uint16_t*>(base + static_cast<size_t>(r0 + r) * stride);
-      for (int64_t j = 0; j < nv; ++j) {
-        const __m256i v16 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + 16 * j));
-        _mm512_store_ps(vf + r * n + 16 * j, _mm512_cvtph_ps(v16));
-      }
-    }
-    kMad16F32[nv - 1](reinterpret_cast<const uint8_t*>(vf), sizeof(float) * static_cast<size_t>(n), nr, n_y, w + r0,
-                      w_stride, y, y_stride);
-  }
+  (n_y < kStageFrom ? kMad16 : kMad16Staged)[n / 16 - 1](base, stride, n_rows, n_y, w, w_stride, y, y_stride);
 }
 
 // One head of the group kernel: y stays in registers across the rows, per element the FMAs of
@@ -248,7 +254,8 @@ void q8_0_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, siz
     }
     return;
   }
-  kMadQ8_0[n / 32 - 1](static_cast<const uint8_t*>(rows), stride, n_rows, n_y, w, w_stride, y, y_stride);
+  (n_y < kStageFrom ? kMadQ8_0 : kMadQ8_0Staged)[n / 32 - 1](static_cast<const uint8_t*>(rows), stride, n_rows, n_y, w,
+                                                             w_stride, y, y_stride);
 }
 
 }  // namespace edgeinfer
