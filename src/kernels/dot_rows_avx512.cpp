@@ -78,32 +78,6 @@ void dot16_group(const uint8_t* base, size_t stride, int64_t n_x, const uint8_t*
   }
 }
 
-// 16 registers of 16 floats transposed in place: lane c of register r goes to lane r of register c.
-inline void transpose16(__m512 v[16]) {
-  __m512 t[16];
-  for (int i = 0; i < 8; ++i) {  // pairs of rows: 2 x 2 blocks of single lanes
-    t[2 * i] = _mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; ++i) {  // 4 rows: 2 x 2 blocks of lane pairs
-    for (int h = 0; h < 2; ++h) {
-      const __m512d a = _mm512_castps_pd(t[4 * i + h]), b = _mm512_castps_pd(t[4 * i + 2 + h]);
-      v[4 * i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-      v[4 * i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-    }
-  }
-  for (int i = 0; i < 2; ++i) {  // 8 rows: 128-bit lanes of rows i * 8 + j and + 4
-    for (int j = 0; j < 4; ++j) {
-      t[8 * i + j] = _mm512_shuffle_f32x4(v[8 * i + j], v[8 * i + 4 + j], 0x88);
-      t[8 * i + 4 + j] = _mm512_shuffle_f32x4(v[8 * i + j], v[8 * i + 4 + j], 0xDD);
-    }
-  }
-  for (int j = 0; j < 8; ++j) {  // 16 rows: halves of rows j and 8 + j
-    v[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-    v[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
-  }
-}
-
 // dot16_group for many queries (a prompt's tokens' heads): the block is converted and
 // transposed once, so that register d holds element d of the 16 rows; then for each query and
 // lane l of dot16_group's accumulators, the 16 rows' partial sums P_l = the same FMA chain over
@@ -118,13 +92,13 @@ void dot16_group_t(const uint8_t* base, size_t stride, int64_t n_x, const uint8_
   constexpr int kJ = 4;
   alignas(64) float kt[n * 16];  // kt[16 d + r]: element d of row r
   for (int j = 0; j < NV; ++j) {
-    __m512 v[16];
+    __m512i v[16];  // the floats' bits
     for (int r = 0; r < 16; ++r) {
       const uint16_t* k = reinterpret_cast<const uint16_t*>(base + static_cast<size_t>(r) * stride) + 16 * j;
-      v[r] = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k)));
+      v[r] = _mm512_castps_si512(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(k))));
     }
-    transpose16(v);
-    for (int l = 0; l < 16; ++l) _mm512_store_ps(kt + 16 * (16 * j + l), v[l]);
+    avx512::transpose16(v);
+    for (int l = 0; l < 16; ++l) _mm512_store_si512(kt + 16 * (16 * j + l), v[l]);
   }
   constexpr int64_t kChunk = 16;  // queries converted to f32 at a time
   alignas(64) float xf[kChunk * n];

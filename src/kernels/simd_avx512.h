@@ -139,6 +139,32 @@ static inline __m512 hsum16(const __m512 a[16]) {
   return _mm512_permutexvar_ps(order, e);
 }
 
+// In-register 16x16 transpose of 32-bit lanes: r[i] lane j -> r[j] lane i.
+static inline void transpose16(__m512i r[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+  }
+  // u[g][j] (held in r[4g + j]): 128-bit lane L = rows 4g..4g+3 of column 4L + j.
+  for (int g = 0; g < 4; ++g) {
+    r[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+    r[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+    r[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+    r[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+  }
+  // For each j, a 4x4 transpose of 128-bit lanes among u[0..3][j].
+  for (int j = 0; j < 4; ++j) {
+    const __m512i v0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44), v1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xEE);
+    const __m512i v2 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44), v3 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xEE);
+    t[j] = _mm512_shuffle_i32x4(v0, v2, 0x88);
+    t[4 + j] = _mm512_shuffle_i32x4(v0, v2, 0xDD);
+    t[8 + j] = _mm512_shuffle_i32x4(v1, v3, 0x88);
+    t[12 + j] = _mm512_shuffle_i32x4(v1, v3, 0xDD);
+  }
+  for (int i = 0; i < 16; ++i) r[i] = t[i];
+}
+
 static inline int32_t hsum_i32(__m512i v) { return _mm512_reduce_add_epi32(v); }
 
 // Two unaligned 256-bit loads into one register: lo in lanes 0..7, hi in 8..15.
