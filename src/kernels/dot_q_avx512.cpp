@@ -256,15 +256,8 @@ void q8_0_dot16_group_t(int64_t n, const uint8_t* base, size_t stride, int64_t n
         }
       }
     };
-    auto tree = [&](auto&& self, int l, int step, __m512(&o)[J]) [[gnu::always_inline]] -> void {
-      if (step == 16) return part(l, o);
-      __m512 b[J];
-      self(self, l, 2 * step, o);
-      self(self, l + step, 2 * step, b);
-      for (int i = 0; i < J; ++i) o[i] = _mm512_add_ps(o[i], b[i]);
-    };
     __m512 t[J];
-    tree(tree, 0, 1, t);
+    tree_sum16<J>(part, t);
     for (int i = 0; i < J; ++i) _mm512_storeu_ps(out + static_cast<size_t>(h0 + i) * out_stride, t[i]);
   };
   int64_t h = 0;

@@ -121,17 +121,8 @@ void dot16_group_t(const uint8_t* base, size_t stride, int64_t n_x, const uint8_
           for (int i = 0; i < J; ++i) o[i] = _mm512_fmadd_ps(kv, _mm512_set1_ps(q[i * n + 16 * j + l]), o[i]);
         }
       };
-      // The sum of the partials l, l + s, l + 2 s, ... below 16 (s = 8: P_l + P_{l+8}), in
-      // hsum16's tree.
-      auto tree = [&](auto&& self, int l, int s, __m512(&o)[J]) [[gnu::always_inline]] -> void {
-        if (s == 16) return p(l, o);
-        __m512 b[J];
-        self(self, l, 2 * s, o);
-        self(self, l + s, 2 * s, b);
-        for (int i = 0; i < J; ++i) o[i] = _mm512_add_ps(o[i], b[i]);
-      };
       __m512 t[J];
-      tree(tree, 0, 1, t);
+      avx512::tree_sum16<J>(p, t);
       for (int i = 0; i < J; ++i) _mm512_storeu_ps(out + static_cast<size_t>(h0 + h + i) * out_stride, t[i]);
     };
     int64_t h = 0;

@@ -165,6 +165,23 @@ static inline void transpose16(__m512i r[16]) {
   for (int i = 0; i < 16; ++i) r[i] = t[i];
 }
 
+// For J sets of 16 vectors at once, part(l, o) writing vector l of each set into o: the sum of
+// each set's 16 vectors in hsum16's tree (l + 8, then + 4, + 2, + 1), so that lane r of a result
+// is hsum16's lane r for 16 vectors whose lane l is lane r of vector l. Kernels that hold 16 rows
+// in the lanes of each vector (transposed blocks) reproduce hsum16's sums with 15 adds and no
+// shuffles. Compile-time recursion: fully inlined, part called in order l = 0, 8, 4, 12, ...
+template <int J, int L = 0, int Step = 1, class Part>
+[[gnu::always_inline]] inline void tree_sum16(Part& part, __m512 (&o)[J]) {
+  if constexpr (Step == 16) {
+    part(L, o);
+  } else {
+    __m512 b[J];
+    tree_sum16<J, L, 2 * Step>(part, o);
+    tree_sum16<J, L + Step, 2 * Step>(part, b);
+    for (int i = 0; i < J; ++i) o[i] = _mm512_add_ps(o[i], b[i]);
+  }
+}
+
 static inline int32_t hsum_i32(__m512i v) { return _mm512_reduce_add_epi32(v); }
 
 // Two unaligned 256-bit loads into one register: lo in lanes 0..7, hi in 8..15.
