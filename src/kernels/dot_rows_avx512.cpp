@@ -160,7 +160,7 @@ void f16_dot_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size
   }
   // Per 16 rows: convert them to f32 once; per head, the same FMA chain per row as
   // f16_dot_rows_avx512 and one transposing reduction for the 16 rows (hsum16 == hsum per lane).
-  const Dot16Fn block = (n_x >= kTransposeFrom ? kDot16T : kDot16)[n / 16 - 1];
+  const Dot16Fn block = n_x >= kTransposeFrom ? kDot16T[n / 16 - 1] : kDot16[n / 16 - 1];
   int64_t r0 = 0;
   for (; r0 + 16 <= n_rows; r0 += 16) {
     block(base + static_cast<size_t>(r0) * stride, stride, n_x, xb, x_stride, out + r0, out_stride);

@@ -231,7 +231,8 @@ void f16_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, size
     }
     return;
   }
-  (n_y < kStageFrom ? kMad16 : kMad16Staged)[n / 16 - 1](base, stride, n_rows, n_y, w, w_stride, y, y_stride);
+  const Mad16Fn f = n_y < kStageFrom ? kMad16[n / 16 - 1] : kMad16Staged[n / 16 - 1];
+  f(base, stride, n_rows, n_y, w, w_stride, y, y_stride);
 }
 
 // One head of the group kernel: y stays in registers across the rows, per element the FMAs of
@@ -254,8 +255,8 @@ void q8_0_mad_rows_group_avx512(int64_t n, int64_t n_rows, const void* rows, siz
     }
     return;
   }
-  (n_y < kStageFrom ? kMadQ8_0 : kMadQ8_0Staged)[n / 32 - 1](static_cast<const uint8_t*>(rows), stride, n_rows, n_y, w,
-                                                             w_stride, y, y_stride);
+  const Mad16Fn f = n_y < kStageFrom ? kMadQ8_0[n / 32 - 1] : kMadQ8_0Staged[n / 32 - 1];
+  f(static_cast<const uint8_t*>(rows), stride, n_rows, n_y, w, w_stride, y, y_stride);
 }
 
 }  // namespace edgeinfer
