@@ -249,7 +249,8 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   view.block_size = block_size;
   view.type = kv_type;
   view.block_table = table.data();
-  const int64_t n_tok = mode == Attn::Shared8 || mode == Attn::Prefill8 ? 8 : 1;
+  const bool eight_tokens = mode == Attn::Shared8 || mode == Attn::Prefill8;
+  const int64_t n_tok = eight_tokens ? 8 : 1;
   const auto q = random_floats(static_cast<size_t>(n_tok * s.n_head * s.head_dim), rng);
   std::vector<float> out(q.size()), scratch(attention_tokens_scratch_floats(s, n_tok, block_size));
   Kernels kern = kernels_for(isa);
@@ -262,7 +263,7 @@ void attention(benchmark::State& st, Isa isa, TensorType kv_type, int64_t n_ctx,
   const int64_t n_rep = s.n_head / s.n_head_kv;
   std::vector<AttnToken> toks(static_cast<size_t>(n_tok));
   for (auto _ : st) {
-    if (mode == Attn::Shared8 || mode == Attn::Prefill8) {
+    if (eight_tokens) {
       for (int64_t h = 0; h < s.n_head; h += n_rep) {
         for (int64_t t = 0; t < n_tok; ++t) {
           const size_t at = static_cast<size_t>((t * s.n_head + h) * s.head_dim);

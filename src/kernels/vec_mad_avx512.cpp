@@ -216,8 +216,8 @@ constexpr Mad16Fn kMadQ8_0Staged[4] = {mad16_staged<Q8_0Rows, 2>, mad16_staged<Q
 // Heads from which the rows are staged (mad16_staged) instead of converted once per pass of 8
 // heads (f16: one conversion per 8 FMAs; Q8_0: a widening, a conversion and a multiply). Scratch
 // in-process A/B of attend_tokens (TinyLlama shape, f16 cache, ctx 1024, Intel VM), with the
-// transposed scores of dot_rows_avx512.cpp: 1 token (8 heads) 0.96x, 2 tokens (16 heads) 1.02x,
-// 8 tokens 1.09x as fast as converting per pass.
+// transposed scores of dot_rows_avx512.cpp in both: 1 token (8 heads) 0.96x, 8 tokens 1.09x as
+// fast as converting per pass; 2 tokens (16 heads) 1.02x for both group kernels changed at once.
 constexpr int64_t kStageFrom = 16;
 
 }  // namespace
